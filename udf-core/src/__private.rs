@@ -1,0 +1,172 @@
+//! What generated code uses. Not public API: absolute paths into this module keep the
+//! macros' output independent of the user's imports and dependencies.
+
+pub use std::result::Result;
+
+pub use arrow::array::{Array, ArrayRef, StructArray};
+
+pub use crate::convert::{
+    ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, PrimitiveValue, ResultValue,
+    SqlType, StrBuilder, ValueBuilder, WriterReturn,
+};
+pub use crate::kernel::{Validity, binary, null_result, unary};
+pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
+pub use crate::spec::{ArgSpec, ArgType, FunctionKind, FunctionSpec, OutputType, Signature};
+pub use crate::sql_row::{
+    FieldReader, SqlRow, StructParts, field_builder, row_field_types, struct_columns,
+};
+pub use crate::types::{
+    DataType, DayTimeInterval, DayTimeResolution, RootSet, RowField, TypeKind, TypeRoot,
+    YearMonthInterval, YearMonthResolution,
+};
+pub use crate::{Error, FunctionContext};
+
+/// The spec of one parameter of Rust type `T`, with an optional hint (parsed at compile time).
+pub fn arg_spec<'a, T: ArgValue<'a>>(
+    name: &str,
+    hint: Option<DataType>,
+    optional: bool,
+) -> ArgSpec {
+    let ty = match (hint, T::INFERENCE) {
+        (Some(hint), _) => ArgType::Typed(hint.with_nullable(T::NULLABLE)),
+        (None, Inference::Static) => ArgType::Typed(T::data_type()),
+        (None, Inference::Any) => ArgType::Any {
+            nullable: T::NULLABLE,
+        },
+        (None, Inference::AnyRow) => ArgType::AnyRow {
+            nullable: T::NULLABLE,
+        },
+    };
+    ArgSpec::new(name, ty).optional(optional)
+}
+
+/// The output type of a function returning `R`.
+pub fn output_spec<R: FunctionReturn>(hint: Option<DataType>) -> OutputType {
+    let nullable = <R::Value as SqlType>::NULLABLE;
+    OutputType::Fixed(match hint {
+        Some(hint) => hint.with_nullable(nullable),
+        None => <R::Value as SqlType>::data_type(),
+    })
+}
+
+/// Appends a NULL result (the builder may accept several value types, so name the one).
+#[inline]
+pub fn append_null_result<R: FunctionReturn>(builder: &mut <R::Value as ResultValue>::Builder) {
+    ValueBuilder::<R::Value>::append_null(builder)
+}
+
+/// Finishes the result column.
+pub fn finish_result<R: FunctionReturn>(
+    builder: &mut <R::Value as ResultValue>::Builder,
+) -> Result<ArrayRef, Error> {
+    ValueBuilder::<R::Value>::finish(builder)
+}
+
+/// Builds the results of a function writing into an `out: &mut String` buffer.
+pub fn text_output(output: &DataType, rows: usize) -> Result<StrBuilder, Error> {
+    StrBuilder::new::<String>(output, rows)
+}
+
+/// Builds the results of a function writing into an `out: &mut Vec<u8>` buffer.
+pub fn bytes_output(output: &DataType, rows: usize) -> Result<BytesBuilder, Error> {
+    BytesBuilder::new::<Vec<u8>>(output, rows)
+}
+
+/// The output type of a function writing into an `out: &mut String` / `&mut Vec<u8>` buffer.
+pub fn writer_output_spec<R: WriterReturn>(hint: Option<DataType>, bytes: bool) -> OutputType {
+    let default = if bytes {
+        DataType::bytes()
+    } else {
+        DataType::string()
+    };
+    OutputType::Fixed(hint.unwrap_or(default).with_nullable(R::NULLABLE))
+}
+
+/// SQL roots parameter type `T` can take (for compile-time hint checks).
+pub const fn arg_roots<'a, T: ArgValue<'a>>() -> RootSet {
+    T::ROOTS
+}
+
+/// Whether parameter type `T` receives NULL (`Option<_>`).
+pub const fn arg_nullable<'a, T: ArgValue<'a>>() -> bool {
+    T::NULLABLE
+}
+
+/// SQL roots return type `R` can produce.
+pub const fn return_roots<R: FunctionReturn>() -> RootSet {
+    <R::Value as SqlType>::ROOTS
+}
+
+/// Whether return type `R` may be NULL.
+pub const fn return_nullable<R: FunctionReturn>() -> bool {
+    <R::Value as SqlType>::NULLABLE
+}
+
+/// Whether return type `R` has a SQL type without a hint.
+pub const fn return_is_static<R: FunctionReturn>() -> bool {
+    matches!(<R::Value as SqlType>::INFERENCE, Inference::Static)
+}
+
+/// SQL roots a struct field of type `T` can take.
+pub const fn field_roots<T: SqlType>() -> RootSet {
+    T::ROOTS
+}
+
+/// Whether a struct field of type `T` may be NULL.
+pub const fn field_nullable<T: SqlType>() -> bool {
+    T::NULLABLE
+}
+
+/// Whether a struct field of type `T` has a SQL type without a hint.
+pub const fn field_is_static<T: SqlType>() -> bool {
+    matches!(T::INFERENCE, Inference::Static)
+}
+
+/// The SQL type of a struct field of Rust type `T`.
+pub fn field_type<T: SqlType>(hint: Option<DataType>) -> DataType {
+    match hint {
+        Some(hint) => hint.with_nullable(T::NULLABLE),
+        None => T::data_type(),
+    }
+}
+
+/// A reader for argument `name`.
+pub fn reader<'a, T: ArgValue<'a>>(column: &'a ArgColumn, name: &str) -> Result<T::Reader, Error> {
+    T::reader(column.values()).map_err(|e| Error::msg(format!("argument `{name}`: {e}")))
+}
+
+/// Readers for the columns of a varargs parameter.
+pub fn readers<'a, T: ArgValue<'a>>(
+    columns: &'a [ArgColumn],
+    name: &str,
+) -> Result<Vec<(T::Reader, usize)>, Error> {
+    columns
+        .iter()
+        .map(|column| Ok((reader::<T>(column, name)?, column.index_mask())))
+        .collect()
+}
+
+/// A builder for the results of a function returning `R`.
+pub fn return_builder<R: FunctionReturn>(
+    output: &DataType,
+    rows: usize,
+) -> Result<<R::Value as ResultValue>::Builder, Error> {
+    <R::Value as ResultValue>::builder(output, rows)
+}
+
+/// What `open` may return: `()` or `Result<(), E>`.
+pub trait OpenResult {
+    fn into_result(self) -> Result<(), Error>;
+}
+
+impl OpenResult for () {
+    fn into_result(self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+impl<E: Into<Error>> OpenResult for Result<(), E> {
+    fn into_result(self) -> Result<(), Error> {
+        self.map_err(Into::into)
+    }
+}

@@ -1,0 +1,54 @@
+//! The contract user-defined functions are compiled against.
+//!
+//! Function authors write `use udf_core::prelude::*;` and annotate plain Rust with
+//! `#[scalar_function]` (and, for row types, `#[derive(SqlRow)]`). The macros turn the Rust
+//! signature into SQL signatures and Arrow-vectorized dispatch against the traits here;
+//! `udf-runtime` executes the result inside a SQL engine.
+//!
+//! ```
+//! use udf_core::prelude::*;
+//!
+//! /// `a * 31 + b`, wrapping like Java's `long`.
+//! #[scalar_function]
+//! fn mix(a: i64, b: i64) -> i64 {
+//!     a.wrapping_mul(31).wrapping_add(b)
+//! }
+//!
+//! let spec = ScalarFunction::spec(&mix);
+//! assert_eq!(spec.signature_lines("mix"), ["mix(a BIGINT NOT NULL, b BIGINT NOT NULL) -> BIGINT NOT NULL"]);
+//! assert_eq!(mix::eval(2, 3), 65);
+//! ```
+
+extern crate self as udf_core;
+
+mod context;
+mod decimal;
+mod error;
+mod kernel;
+mod scalar;
+mod spec;
+mod sql_row;
+mod value;
+
+pub mod convert;
+pub mod prelude;
+
+#[doc(hidden)]
+pub mod __private;
+
+/// The SQL type system (Flink's logical types, their syntax and their Arrow mapping).
+pub use udf_types as types;
+
+pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
+pub use decimal::Decimal;
+pub use error::{Error, Result};
+pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
+pub use spec::{ArgSpec, ArgType, FunctionKind, FunctionSpec, OutputType, Signature};
+pub use sql_row::SqlRow;
+pub use types::DataType;
+pub use value::{Row, Value};
+
+pub use udf_macros::{SqlRow, scalar_function};
+
+/// Arrow, as this crate sees it (one version for the whole program).
+pub use arrow;

@@ -1,0 +1,136 @@
+//! Support for `#[derive(SqlRow)]`: a struct is a SQL `ROW` with one field per struct field.
+
+use arrow::array::NullBufferBuilder;
+use arrow::array::{Array, ArrayRef, StructArray};
+use arrow::datatypes::{DataType as ArrowType, Fields};
+use std::sync::Arc;
+
+use crate::Error;
+use crate::convert::{ArgReader, ArgValue, Nulls, ResultValue};
+use crate::types::{DataType, TypeKind};
+
+/// A struct that stands for a SQL `ROW`; implemented by `#[derive(SqlRow)]`.
+pub trait SqlRow: ResultValue + for<'a> ArgValue<'a> {
+    /// The SQL field names, in order.
+    const FIELD_NAMES: &'static [&'static str];
+}
+
+/// The columns of a struct array holding `fields` fields, or an error naming the Rust type.
+pub fn struct_columns<'a>(
+    array: &'a dyn Array,
+    fields: usize,
+    rust_type: &str,
+) -> Result<&'a StructArray, Error> {
+    let columns = array
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .ok_or_else(|| {
+            Error::msg(format!(
+                "cannot read Arrow {} values as `{rust_type}`",
+                array.data_type()
+            ))
+        })?;
+    if columns.num_columns() != fields {
+        return Err(Error::msg(format!(
+            "cannot read a ROW with {} fields as `{rust_type}`, which has {fields}",
+            columns.num_columns()
+        )));
+    }
+    Ok(columns)
+}
+
+/// Reads one field of a ROW into a struct field.
+pub struct FieldReader<'a, T: ArgValue<'a>> {
+    reader: T::Reader,
+    nulls: Nulls<'a>,
+    name: &'static str,
+}
+
+impl<'a, T: ArgValue<'a>> FieldReader<'a, T> {
+    pub fn new(columns: &'a StructArray, index: usize, name: &'static str) -> Result<Self, Error> {
+        let column = columns.column(index).as_ref();
+        Ok(FieldReader {
+            reader: T::reader(column).map_err(|e| Error::msg(format!("field `{name}`: {e}")))?,
+            nulls: Nulls::of(column),
+            name,
+        })
+    }
+
+    #[inline]
+    pub fn get(&self, index: usize) -> Result<T, Error> {
+        if !T::NULLABLE && self.nulls.is_null(index) {
+            return Err(Error::msg(format!(
+                "field `{}` is NULL, which `{}` cannot represent; use `Option<_>`",
+                self.name,
+                std::any::type_name::<T>()
+            )));
+        }
+        self.reader.get(index)
+    }
+}
+
+/// The SQL types of the fields of a ROW output type, checked against the struct.
+pub fn row_field_types(
+    data_type: &DataType,
+    fields: usize,
+    rust_type: &str,
+) -> Result<Vec<DataType>, Error> {
+    match &data_type.kind {
+        TypeKind::Row(row) if row.len() == fields => {
+            Ok(row.iter().map(|f| f.data_type.clone()).collect())
+        }
+        _ => Err(Error::msg(format!(
+            "cannot write `{rust_type}` values as {data_type}"
+        ))),
+    }
+}
+
+/// The validity and Arrow fields of a struct result; the field builders live in the
+/// generated builder.
+pub struct StructParts {
+    fields: Fields,
+    nulls: NullBufferBuilder,
+    len: usize,
+}
+
+impl StructParts {
+    pub fn new(data_type: &DataType, capacity: usize) -> Self {
+        let ArrowType::Struct(fields) = data_type.to_arrow() else {
+            unreachable!("row_field_types checked that this is a ROW");
+        };
+        StructParts {
+            fields,
+            nulls: NullBufferBuilder::new(capacity),
+            len: 0,
+        }
+    }
+
+    pub fn append_valid(&mut self) {
+        self.nulls.append_non_null();
+        self.len += 1;
+    }
+
+    pub fn append_null(&mut self) {
+        self.nulls.append_null();
+        self.len += 1;
+    }
+
+    pub fn finish(&mut self, columns: Vec<ArrayRef>) -> Result<ArrayRef, Error> {
+        let len = std::mem::take(&mut self.len);
+        Ok(Arc::new(StructArray::try_new_with_length(
+            self.fields.clone(),
+            columns,
+            self.nulls.finish(),
+            len,
+        )?))
+    }
+}
+
+/// Builder of one struct field.
+pub fn field_builder<T: ResultValue>(
+    data_type: &DataType,
+    capacity: usize,
+    name: &str,
+) -> Result<T::Builder, Error> {
+    T::builder(data_type, capacity).map_err(|e| Error::msg(format!("field `{name}`: {e}")))
+}

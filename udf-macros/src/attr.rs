@@ -1,0 +1,207 @@
+//! Parsing of the attributes the macros understand. Every key is checked: an unknown or
+//! repeated key is an error at that key, listing what is allowed.
+
+use proc_macro2::TokenStream;
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Attribute, LitBool, LitStr};
+
+use crate::ctxt::Ctxt;
+use crate::hint::Hint;
+
+/// Attribute names consumed by the function macros (inert helpers).
+pub const ARGUMENT: &str = "argument";
+pub const DATA_TYPE: &str = "data_type";
+pub const VARARGS: &str = "varargs";
+pub const STATE: &str = "state";
+
+/// Options of `#[scalar_function(...)]` and the other function macros.
+#[derive(Default)]
+pub struct FunctionOptions {
+    pub name: Option<LitStr>,
+    pub deterministic: Option<LitBool>,
+    pub constant_folding: Option<LitBool>,
+}
+
+impl FunctionOptions {
+    pub fn parse(macro_name: &str, args: TokenStream, cx: &Ctxt) -> FunctionOptions {
+        let mut options = FunctionOptions::default();
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("name") {
+                set_once(&meta, &mut options.name, "name")
+            } else if meta.path.is_ident("deterministic") {
+                set_once(&meta, &mut options.deterministic, "deterministic")
+            } else if meta.path.is_ident("constant_folding") {
+                set_once(&meta, &mut options.constant_folding, "constant_folding")
+            } else {
+                Err(meta.error(format!(
+                    "unknown option `{}` of #[{macro_name}]; expected one of `name`, `deterministic`, `constant_folding`",
+                    path_name(&meta)
+                )))
+            }
+        });
+        if let Err(error) = parser.parse2(args) {
+            cx.push(error);
+        }
+        if let Some(name) = &options.name
+            && name.value().trim().is_empty()
+        {
+            cx.error_spanned_by(name, "the SQL name cannot be empty");
+        }
+        options
+    }
+}
+
+fn path_name(meta: &ParseNestedMeta<'_>) -> String {
+    quote::ToTokens::to_token_stream(&meta.path)
+        .to_string()
+        .replace(' ', "")
+}
+
+fn set_once<T: syn::parse::Parse>(
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<T>,
+    key: &str,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error(format!("duplicate `{key}`")));
+    }
+    *slot = Some(meta.value()?.parse()?);
+    Ok(())
+}
+
+/// `#[argument(name = "...", optional, type = "...")]` on a parameter.
+#[derive(Default)]
+pub struct ArgumentAttr {
+    pub name: Option<LitStr>,
+    pub optional: Option<syn::Path>,
+    pub hint: Option<Hint>,
+}
+
+impl ArgumentAttr {
+    pub fn parse(attr: &Attribute, cx: &Ctxt) -> ArgumentAttr {
+        let mut parsed = ArgumentAttr::default();
+        if let syn::Meta::Path(_) = attr.meta {
+            cx.error_spanned_by(
+                attr,
+                "#[argument] needs options, e.g. #[argument(name = \"x\", optional)]",
+            );
+            return parsed;
+        }
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                set_once(&meta, &mut parsed.name, "name")?;
+                let name = parsed.name.as_ref().expect("just set");
+                if !is_identifier(&name.value()) {
+                    return Err(syn::Error::new(
+                        name.span(),
+                        "an argument name must be an identifier (letters, digits and `_`, not starting with a digit)",
+                    ));
+                }
+                Ok(())
+            } else if meta.path.is_ident("optional") {
+                if parsed.optional.is_some() {
+                    return Err(meta.error("duplicate `optional`"));
+                }
+                if meta.input.peek(syn::Token![=]) {
+                    return Err(meta.error("`optional` is a flag: write `optional`, not `optional = ...`"));
+                }
+                parsed.optional = Some(meta.path.clone());
+                Ok(())
+            } else if meta.path.is_ident("type") {
+                if parsed.hint.is_some() {
+                    return Err(meta.error("duplicate `type`"));
+                }
+                let literal: LitStr = meta.value()?.parse()?;
+                parsed.hint = Some(Hint::parse(literal)?);
+                Ok(())
+            } else {
+                Err(meta.error(format!(
+                    "unknown option `{}` of #[argument]; expected one of `name`, `optional`, `type`",
+                    path_name(&meta)
+                )))
+            }
+        });
+        if let Err(error) = result {
+            cx.push(error);
+        }
+        parsed
+    }
+}
+
+/// `#[data_type("...")]`: a hint parsed at compile time.
+pub fn parse_data_type(attr: &Attribute, cx: &Ctxt) -> Option<Hint> {
+    match attr.parse_args::<LitStr>() {
+        Ok(literal) => match Hint::parse(literal) {
+            Ok(hint) => Some(hint),
+            Err(error) => {
+                cx.push(error);
+                None
+            }
+        },
+        Err(_) => {
+            cx.error_spanned_by(
+                attr,
+                "expected a data type string, e.g. #[data_type(\"DECIMAL(12, 3)\")]",
+            );
+            None
+        }
+    }
+}
+
+/// Removes and returns the attributes named `name`.
+pub fn take(attrs: &mut Vec<Attribute>, name: &str) -> Vec<Attribute> {
+    let (taken, kept) = std::mem::take(attrs)
+        .into_iter()
+        .partition(|a| a.path().is_ident(name));
+    *attrs = kept;
+    taken
+}
+
+/// At most one attribute named `name`; repeats are errors.
+pub fn take_one(attrs: &mut Vec<Attribute>, name: &str, cx: &Ctxt) -> Option<Attribute> {
+    let mut taken = take(attrs, name).into_iter();
+    let first = taken.next();
+    for repeated in taken {
+        cx.error_spanned_by(repeated, format!("duplicate #[{name}]"));
+    }
+    first
+}
+
+/// `#[varargs]` takes no arguments.
+pub fn check_flag(attr: &Attribute, cx: &Ctxt) {
+    if !matches!(attr.meta, syn::Meta::Path(_)) {
+        let name = attr
+            .path()
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        cx.error_spanned_by(attr, format!("#[{name}] takes no arguments"));
+    }
+}
+
+/// The doc comment of an item, joined into one text.
+pub fn doc_text(attrs: &[Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|line| line.strip_prefix(' ').unwrap_or(&line).to_owned())
+        .collect();
+    lines.join("\n").trim().to_owned()
+}
+
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+}

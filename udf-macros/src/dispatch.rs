@@ -1,0 +1,275 @@
+//! Generated per-batch evaluation of one signature, in tiers:
+//! 1. a vectorized kernel for one or two plain numeric parameters and a numeric result;
+//! 2. otherwise one loop over the rows, with NULL tests only for strict parameters,
+//!    borrowed `&str`/`&[u8]` and a pre-sized builder;
+//! 3. a last `out: &mut String` parameter is written straight into the result column;
+//! 4. constant arguments are read at index 0 for every row (`row & mask`), never expanded.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::signature::{EvalMethod, Receiver};
+use crate::types::{self, BufferKind};
+
+/// The body of `fn(this: &Self, call: &mut ScalarCall) -> Result<ArrayRef>` for `eval`.
+/// `target` is the path before the method name (`mix` or `<SumFunction>`).
+pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
+    let method = &eval.ident;
+    let receiver = match eval.receiver {
+        Receiver::None => quote!(),
+        Receiver::Ref => quote!(this,),
+    };
+
+    let params: Vec<_> = eval.params.iter().enumerate().collect();
+    let tys: Vec<_> = eval
+        .params
+        .iter()
+        .map(|p| types::with_lifetimes(&p.ty, "'_"))
+        .collect();
+    let readers: Vec<_> = (0..params.len()).map(|i| format_ident!("arg{i}")).collect();
+    let masks: Vec<_> = (0..params.len())
+        .map(|i| format_ident!("mask{i}"))
+        .collect();
+    let indices: Vec<_> = (0..params.len()).collect();
+    let names: Vec<_> = eval.params.iter().map(|p| &p.sql_name).collect();
+
+    let kernel = kernel_tier(eval, target, &receiver);
+
+    let fixed = params.len();
+    let strict_fixed = quote! {
+        let strict: [(&__udf::ArgColumn, bool); #fixed] = [
+            #((&args[#indices], !__udf::arg_nullable::<#tys>()),)*
+        ];
+    };
+    let (varargs_setup, varargs_strict, varargs_fill, varargs_arg) = match &eval.varargs {
+        Some(param) => {
+            let ty = types::with_lifetimes(&param.ty, "'_");
+            let name = &param.sql_name;
+            (
+                quote! {
+                    let varargs_readers = __udf::readers::<#ty>(&args[#fixed..], #name)?;
+                    let mut varargs: ::std::vec::Vec<#ty> = ::std::vec::Vec::with_capacity(varargs_readers.len());
+                },
+                quote!(.chain(args[#fixed..].iter().map(|column| (column, !__udf::arg_nullable::<#ty>())))),
+                quote! {
+                    varargs.clear();
+                    for (reader, mask) in &varargs_readers {
+                        varargs.push(__udf::ArgReader::get(reader, row & *mask)?);
+                    }
+                },
+                quote!(&varargs,),
+            )
+        }
+        None => (quote!(), quote!(), quote!(), quote!()),
+    };
+
+    let call_args = quote! {
+        #receiver
+        #(__udf::ArgReader::get(&#readers, row & #masks)?,)*
+        #varargs_arg
+    };
+
+    let (out_setup, evaluate, finish) = match &eval.buffer {
+        Some(buffer) => {
+            let (make, new_buffer, append) = match buffer.kind {
+                BufferKind::Text => (
+                    quote!(text_output),
+                    quote!(::std::string::String::new()),
+                    quote!(append_str),
+                ),
+                BufferKind::Bytes => (
+                    quote!(bytes_output),
+                    quote!(::std::vec::Vec::new()),
+                    quote!(append_bytes),
+                ),
+            };
+            (
+                quote! {
+                    let mut out = __udf::#make(output, rows)?;
+                    let mut buffer = #new_buffer;
+                },
+                quote! {
+                    buffer.clear();
+                    let present = __udf::WriterReturn::into_present(#target::#method(#call_args &mut buffer))?;
+                    if present {
+                        out.#append(&buffer);
+                    } else {
+                        out.append_null();
+                    }
+                },
+                quote!(::std::result::Result::Ok(out.finish_array())),
+            )
+        }
+        None => {
+            let ret = eval.output.as_ref().map(|t| types::with_lifetimes(t, "'_"));
+            (
+                quote!(let mut out = __udf::return_builder::<#ret>(output, rows)?;),
+                quote! {
+                    let result = #target::#method(#call_args);
+                    __udf::ValueBuilder::append(&mut out, __udf::FunctionReturn::into_value(result)?)?;
+                },
+                quote!(__udf::finish_result::<#ret>(&mut out)),
+            )
+        }
+    };
+    let append_null = match (&eval.buffer, &eval.output) {
+        (None, Some(ret)) => {
+            let ret = types::with_lifetimes(ret, "'_");
+            quote!(__udf::append_null_result::<#ret>(&mut out);)
+        }
+        _ => quote!(out.append_null();),
+    };
+
+    quote! {
+        let args: &[__udf::ArgColumn] = call.args;
+        let rows = call.rows;
+        let output = call.output;
+        #kernel
+        #strict_fixed
+        let validity = __udf::Validity::of(strict.into_iter()#varargs_strict);
+        if validity.is_all_null() {
+            return ::std::result::Result::Ok(__udf::null_result(output, rows));
+        }
+        #(
+            let #readers = __udf::reader::<#tys>(&args[#indices], #names)?;
+            let #masks = args[#indices].index_mask();
+        )*
+        #varargs_setup
+        #out_setup
+        for row in 0..rows {
+            call.row = row;
+            if !validity.is_valid(row) {
+                #append_null
+                continue;
+            }
+            #varargs_fill
+            #evaluate
+        }
+        #finish
+    }
+}
+
+/// Tier 1: `unary`/`binary` kernels when every type is a plainly spelled number.
+fn kernel_tier(eval: &EvalMethod, target: &TokenStream, receiver: &TokenStream) -> TokenStream {
+    let Some(ret) = &eval.output else {
+        return quote!();
+    };
+    let eligible = eval.varargs.is_none()
+        && eval.buffer.is_none()
+        && eval.output_hint.is_none()
+        && types::is_kernel_primitive(ret)
+        && matches!(eval.params.len(), 1 | 2)
+        && eval
+            .params
+            .iter()
+            .all(|p| p.hint.is_none() && types::is_kernel_primitive(&p.ty));
+    if !eligible {
+        return quote!();
+    }
+    let method = &eval.ident;
+    let tys: Vec<_> = eval.params.iter().map(|p| &p.ty).collect();
+    let span = eval.span;
+    let kernel = if tys.len() == 1 {
+        let a = tys[0];
+        quote_spanned!(span=> __udf::unary::<#a, #ret>(&args[0], rows, output, |a| #target::#method(#receiver a)))
+    } else {
+        let (a, b) = (tys[0], tys[1]);
+        quote_spanned!(span=> __udf::binary::<#a, #b, #ret>(&args[0], &args[1], rows, output, |a, b| #target::#method(#receiver a, b)))
+    };
+    quote! {
+        if !call.traced {
+            return #kernel;
+        }
+    }
+}
+
+/// `const` checks of hints against Rust types, evaluated by the compiler: a mismatch is
+/// a compile error at the hint (or at `optional`).
+pub fn compile_time_checks(eval: &EvalMethod, custom_output: bool) -> TokenStream {
+    let mut checks = TokenStream::new();
+    for param in eval.all_params() {
+        let ty = types::with_lifetimes(&param.ty, "'static");
+        let shown = types::display(&param.ty);
+        if let Some(hint) = &param.hint {
+            let root = crate::hint::root_tokens(&hint.data_type);
+            let message = format!(
+                "the type hint `{}` does not fit the Rust type `{shown}`",
+                hint.literal.value()
+            );
+            checks.extend(assert_const(
+                hint.literal.span(),
+                quote!(__udf::arg_roots::<#ty>().contains(#root)),
+                &message,
+            ));
+            if !hint.data_type.nullable {
+                let message = format!(
+                    "`{shown}` receives NULL, but the type hint says NOT NULL: drop one of them"
+                );
+                checks.extend(assert_const(
+                    hint.literal.span(),
+                    quote!(!__udf::arg_nullable::<#ty>()),
+                    &message,
+                ));
+            }
+        }
+        if let Some(optional) = &param.optional {
+            let message = format!(
+                "an optional argument must have an `Option<_>` type, because an omitted argument is passed as NULL; found `{shown}`"
+            );
+            checks.extend(assert_const(
+                optional.span(),
+                quote!(__udf::arg_nullable::<#ty>()),
+                &message,
+            ));
+        }
+    }
+    if let (None, Some(ret)) = (&eval.buffer, &eval.output) {
+        let ty = types::with_lifetimes(ret, "'static");
+        let shown = types::display(ret);
+        match &eval.output_hint {
+            Some(hint) => {
+                let root = crate::hint::root_tokens(&hint.data_type);
+                let message = format!(
+                    "the type hint `{}` does not fit the Rust type `{shown}`",
+                    hint.literal.value()
+                );
+                checks.extend(assert_const(
+                    hint.literal.span(),
+                    quote!(__udf::return_roots::<#ty>().contains(#root)),
+                    &message,
+                ));
+                if !hint.data_type.nullable {
+                    let message = format!(
+                        "`{shown}` may be NULL, but the type hint says NOT NULL: drop one of them"
+                    );
+                    checks.extend(assert_const(
+                        hint.literal.span(),
+                        quote!(!__udf::return_nullable::<#ty>()),
+                        &message,
+                    ));
+                }
+            }
+            None if !custom_output => {
+                let message = format!(
+                    "`{shown}` has no SQL type of its own: add #[data_type(\"...\")] to the function, or an `output_type` method"
+                );
+                checks.extend(assert_const(
+                    ret.span(),
+                    quote!(__udf::return_is_static::<#ty>()),
+                    &message,
+                ));
+            }
+            None => {}
+        }
+    }
+    checks
+}
+
+pub fn assert_const(span: Span, condition: TokenStream, message: &str) -> TokenStream {
+    quote_spanned! {span=>
+        const _: () = if !(#condition) {
+            ::core::panic!(#message)
+        };
+    }
+}

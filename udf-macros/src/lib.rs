@@ -1,0 +1,45 @@
+//! Attribute macros of the UDF framework. Each macro parses the annotated Rust item into a
+//! model, checks it (collecting every error, each at the offending token) and expands it
+//! into trait impls against `udf_core::__private`.
+
+mod attr;
+mod check;
+mod ctxt;
+mod dispatch;
+mod hint;
+mod scalar;
+mod signature;
+mod sql_row;
+mod types;
+
+use proc_macro::TokenStream;
+
+/// Turns a `fn` or an `impl` block into a SQL scalar function.
+///
+/// ```ignore
+/// #[scalar_function]
+/// fn substring(s: &str, begin: i32, end: i32) -> Result<String> { ... }
+///
+/// #[scalar_function(name = "sum")]
+/// impl SumFunction {
+///     fn eval(&self, a: i32, b: i32) -> i32 { a + b }
+///     #[varargs]
+///     fn eval_doubles(&self, d: &[f64]) -> i32 { ... }
+/// }
+/// ```
+///
+/// Options: `name = "..."` (SQL name), `deterministic = false`, `constant_folding = false`.
+/// Parameters take `#[argument(name = "...", optional, type = "...")]` and
+/// `#[data_type("...")]`; the function takes `#[data_type("...")]` for its result and
+/// `#[varargs]` for a trailing slice parameter.
+#[proc_macro_attribute]
+pub fn scalar_function(args: TokenStream, input: TokenStream) -> TokenStream {
+    scalar::expand(args.into(), input.into()).into()
+}
+
+/// Makes a struct a SQL `ROW` type, field by field (`#[data_type("...")]` on a field
+/// overrides its type).
+#[proc_macro_derive(SqlRow, attributes(data_type))]
+pub fn derive_sql_row(input: TokenStream) -> TokenStream {
+    sql_row::expand(input.into()).into()
+}

@@ -1,0 +1,255 @@
+//! `#[scalar_function]`: on a `fn`, or on an `impl` block whose `eval*` methods are the
+//! overloads (with optional `open`, `close` and `output_type`).
+
+mod expand;
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::{Ident, ImplItem, Item, Type};
+
+use crate::attr::{self, FunctionOptions};
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::signature::{EvalMethod, Receiver};
+
+const MACRO: &str = "scalar_function";
+
+/// The model of one scalar function.
+pub struct ScalarDef {
+    /// The type implementing the function: the user's, or the unit struct made from a `fn`.
+    pub self_ty: Type,
+    pub sql_name: String,
+    pub description: String,
+    pub deterministic: bool,
+    pub constant_folding: bool,
+    pub evals: Vec<EvalMethod>,
+    pub open: Option<Ident>,
+    pub close: Option<Ident>,
+    pub output_type: Option<Ident>,
+}
+
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let options = FunctionOptions::parse(MACRO, args, &cx);
+    let item = match syn::parse2::<Item>(input) {
+        Ok(item) => item,
+        Err(error) => return error.to_compile_error(),
+    };
+    match item {
+        Item::Fn(function) => from_fn(function, options, cx),
+        Item::Impl(block) => from_impl(block, options, cx),
+        other => {
+            let error = syn::Error::new_spanned(
+                item_keyword(&other),
+                "#[scalar_function] goes on a `fn` or on the `impl` block of a function type",
+            );
+            let mut tokens = other.into_token_stream();
+            tokens.extend(error.to_compile_error());
+            tokens
+        }
+    }
+}
+
+/// The keyword token of an item, where an error about its kind reads best.
+pub fn item_keyword(item: &Item) -> TokenStream {
+    match item {
+        Item::Struct(s) => s.struct_token.into_token_stream(),
+        Item::Enum(e) => e.enum_token.into_token_stream(),
+        Item::Trait(t) => t.trait_token.into_token_stream(),
+        Item::Mod(m) => m.mod_token.into_token_stream(),
+        other => other.to_token_stream(),
+    }
+}
+
+fn finish(def: Option<ScalarDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
+    match (cx.check(), def) {
+        (Ok(()), Some(def)) => {
+            let generated = expand::expand(&def);
+            quote::quote!(#item #generated)
+        }
+        (Err(error), _) => {
+            let mut tokens = item;
+            tokens.extend(error.to_compile_error());
+            tokens
+        }
+        (Ok(()), None) => item,
+    }
+}
+
+fn options_into(def: &mut ScalarDef, options: FunctionOptions) {
+    if let Some(name) = options.name {
+        def.sql_name = name.value();
+    }
+    if let Some(value) = options.deterministic {
+        def.deterministic = value.value;
+    }
+    if let Some(value) = options.constant_folding {
+        def.constant_folding = value.value;
+    }
+}
+
+/// `fn name(...)` becomes `struct name;` with the function as `name::eval`, so the name is
+/// a value that can be registered and the logic stays callable from Rust.
+fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> TokenStream {
+    let mut eval = EvalMethod::parse(
+        &mut function.sig,
+        &mut function.attrs,
+        MACRO,
+        Receiver::None,
+        &cx,
+    );
+    eval.ident = Ident::new("eval", function.sig.ident.span());
+    check::check_arguments(std::slice::from_ref(&eval), &cx);
+
+    let ident = function.sig.ident.clone();
+    let description = attr::doc_text(&function.attrs);
+    let mut def = ScalarDef {
+        self_ty: syn::parse_quote!(#ident),
+        sql_name: ident.to_string().trim_start_matches("r#").to_owned(),
+        description,
+        deterministic: true,
+        constant_folding: true,
+        evals: vec![eval],
+        open: None,
+        close: None,
+        output_type: None,
+    };
+    options_into(&mut def, options);
+
+    let docs: Vec<_> = function
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    let vis = &function.vis;
+    let mut method = function.clone();
+    method.sig.ident = Ident::new("eval", ident.span());
+    let item = quote::quote! {
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident;
+
+        impl #ident {
+            #method
+        }
+    };
+    finish(Some(def), item, cx)
+}
+
+fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> TokenStream {
+    if let Some((_, path, _)) = &block.trait_ {
+        cx.error_spanned_by(
+            path,
+            "#[scalar_function] goes on an inherent `impl` block, not a trait impl",
+        );
+    }
+    if !block.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &block.generics,
+            "a function type cannot be generic: register one concrete type per SQL function",
+        );
+    }
+    let self_ty = (*block.self_ty).clone();
+    let sql_name = match &self_ty {
+        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    let Some(sql_name) = sql_name else {
+        cx.error_spanned_by(
+            &self_ty,
+            "#[scalar_function] needs an `impl` of a named type",
+        );
+        return finish(None, block.into_token_stream(), cx);
+    };
+
+    let mut def = ScalarDef {
+        self_ty,
+        sql_name,
+        description: attr::doc_text(&block.attrs),
+        deterministic: true,
+        constant_folding: true,
+        evals: Vec::new(),
+        open: None,
+        close: None,
+        output_type: None,
+    };
+    options_into(&mut def, options);
+
+    for item in &mut block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let name = method.sig.ident.to_string();
+        if name == "eval" || name.starts_with("eval_") {
+            def.evals.push(EvalMethod::parse(
+                &mut method.sig,
+                &mut method.attrs,
+                MACRO,
+                Receiver::Ref,
+                &cx,
+            ));
+            continue;
+        }
+        for name in [attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT] {
+            for misplaced in attr::take(&mut method.attrs, name) {
+                cx.error_spanned_by(
+                    misplaced,
+                    format!("#[{name}] is only allowed on evaluation methods (named `eval` or `eval_...`)"),
+                );
+            }
+        }
+        match name.as_str() {
+            "open" => {
+                check_lifecycle(
+                    &method.sig,
+                    true,
+                    1,
+                    "fn open(&mut self, context: &FunctionContext) -> Result<()>",
+                    &cx,
+                );
+                def.open = Some(method.sig.ident.clone());
+            }
+            "close" => {
+                check_lifecycle(&method.sig, true, 0, "fn close(&mut self)", &cx);
+                def.close = Some(method.sig.ident.clone());
+            }
+            "output_type" => {
+                check_lifecycle(
+                    &method.sig,
+                    false,
+                    1,
+                    "fn output_type(&self, call: &CallContext) -> Result<DataType>",
+                    &cx,
+                );
+                def.output_type = Some(method.sig.ident.clone());
+            }
+            _ => {}
+        }
+    }
+    if def.evals.is_empty() {
+        cx.error_spanned_by(
+            &block.self_ty,
+            "no evaluation method: a #[scalar_function] impl needs a method named `eval` (or `eval_...`, one per overload)",
+        );
+    }
+    check::check_arguments(&def.evals, &cx);
+    finish(Some(def), block.into_token_stream(), cx)
+}
+
+/// `open`, `close` and `output_type` have fixed shapes.
+fn check_lifecycle(sig: &syn::Signature, mutable: bool, params: usize, expected: &str, cx: &Ctxt) {
+    let receiver_ok = match sig.inputs.first() {
+        Some(syn::FnArg::Receiver(r)) => r.reference.is_some() && r.mutability.is_some() == mutable,
+        _ => false,
+    };
+    let count = sig
+        .inputs
+        .iter()
+        .filter(|i| matches!(i, syn::FnArg::Typed(_)))
+        .count();
+    if !receiver_ok || count != params || sig.asyncness.is_some() {
+        cx.error_spanned_by(
+            &sig.ident,
+            format!("`{}` must be declared as `{expected}`", sig.ident),
+        );
+    }
+}

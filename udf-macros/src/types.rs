@@ -1,0 +1,85 @@
+//! Syntactic facts about Rust types that are shapes by nature (references, slices, the
+//! primitive names of the kernel tier). SQL types never come from here: they come from traits.
+
+use syn::visit_mut::VisitMut;
+use syn::{Type, TypePath};
+
+/// The type with every lifetime replaced by `lifetime` (`'_` inside bodies, `'static` in
+/// constants), so generated code can name it outside the user's generics.
+pub fn with_lifetimes(ty: &Type, lifetime: &str) -> Type {
+    struct Replace(syn::Lifetime);
+    impl VisitMut for Replace {
+        fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
+            *lifetime = self.0.clone();
+        }
+        fn visit_type_reference_mut(&mut self, reference: &mut syn::TypeReference) {
+            reference.lifetime = Some(self.0.clone());
+            self.visit_type_mut(&mut reference.elem);
+        }
+    }
+    let mut ty = ty.clone();
+    Replace(syn::Lifetime::new(lifetime, proc_macro2::Span::call_site())).visit_type_mut(&mut ty);
+    ty
+}
+
+/// `&[T]` → `T` (the element type of a varargs parameter).
+pub fn slice_element(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+            Type::Slice(slice) => Some(&slice.elem),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The kind of output buffer a `&mut String` / `&mut Vec<u8>` parameter is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum BufferKind {
+    Text,
+    Bytes,
+}
+
+/// `&mut String` or `&mut Vec<u8>`: an output buffer parameter.
+pub fn output_buffer(ty: &Type) -> Option<BufferKind> {
+    let Type::Reference(r) = ty else { return None };
+    r.mutability?;
+    let Type::Path(TypePath { qself: None, path }) = &*r.elem else {
+        return None;
+    };
+    let last = path.segments.last()?;
+    if last.ident == "String" && last.arguments.is_empty() {
+        return Some(BufferKind::Text);
+    }
+    if last.ident == "Vec"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && args.args.len() == 1
+        && let Some(syn::GenericArgument::Type(Type::Path(inner))) = args.args.first()
+        && inner.path.is_ident("u8")
+    {
+        return Some(BufferKind::Bytes);
+    }
+    None
+}
+
+/// `i8`..`i64`, `f32`, `f64` spelled plainly: candidates for the vectorized kernel tier.
+pub fn is_kernel_primitive(ty: &Type) -> bool {
+    let Type::Path(TypePath { qself: None, path }) = ty else {
+        return false;
+    };
+    ["i8", "i16", "i32", "i64", "f32", "f64"]
+        .iter()
+        .any(|name| path.is_ident(name))
+}
+
+/// The type as the user wrote it, for messages.
+pub fn display(ty: &Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(" < ", "<")
+        .replace(" > ", ">")
+        .replace("& ", "&")
+        .replace(" >", ">")
+        .replace("< ", "<")
+        .replace(" ,", ",")
+}
