@@ -19,7 +19,7 @@ pub use crate::types::{
     DataType, DayTimeInterval, DayTimeResolution, RootSet, RowField, TypeKind, TypeRoot,
     YearMonthInterval, YearMonthResolution,
 };
-pub use crate::{Error, FunctionContext};
+pub use crate::{Error, Function, FunctionContext, UserFunction};
 
 /// The spec of one parameter of Rust type `T`, with an optional hint (parsed at compile time).
 pub fn arg_spec<'a, T: ArgValue<'a>>(

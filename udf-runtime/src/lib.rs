@@ -1,1 +1,24 @@
-pub fn x() {}
+//! Runs user-defined functions inside Apache DataFusion.
+//!
+//! A [`Session`] is an embedded SQL engine: register functions written with `udf-core`'s
+//! macros, then query tables, Parquet/CSV/JSON files or in-memory batches with SQL or the
+//! DataFrame API. No server is involved.
+
+mod arguments;
+mod catalog;
+mod resolve;
+mod session;
+mod sql;
+
+pub use catalog::FunctionInfo;
+pub use session::Session;
+pub use sql::config::JobParameters;
+
+/// DataFusion, as this crate uses it.
+pub use datafusion;
+
+/// `use udf_runtime::prelude::*;` — the session plus DataFusion's prelude.
+pub mod prelude {
+    pub use crate::Session;
+    pub use datafusion::prelude::*;
+}

@@ -73,6 +73,12 @@ pub fn expand(def: &ScalarDef) -> TokenStream {
                     }
                 }
             }
+
+            impl __udf::UserFunction for #self_ty {
+                fn into_function(self) -> __udf::Function {
+                    __udf::Function::Scalar(::std::sync::Arc::new(self))
+                }
+            }
         };
     }
 }

@@ -1,0 +1,12 @@
+//! Rust counterparts of the user-defined function examples in Flink's documentation.
+//!
+//! Each module names the Flink example it ports; `tests/` runs every one of them.
+//! `src/bin/quickstart.rs` puts several to work on the bundled dataset in `data/`.
+
+pub mod java;
+pub mod scalar;
+
+/// The directory of the bundled dataset.
+pub fn data_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
+}

@@ -1,0 +1,37 @@
+//! A function of any kind, as handed to a runtime for registration.
+
+use std::sync::Arc;
+
+use crate::scalar::ScalarFunction;
+use crate::spec::FunctionSpec;
+
+/// A user-defined function of one of the supported kinds.
+#[non_exhaustive]
+#[derive(Clone)]
+pub enum Function {
+    Scalar(Arc<dyn ScalarFunction>),
+}
+
+impl Function {
+    pub fn spec(&self) -> FunctionSpec {
+        match self {
+            Function::Scalar(f) => f.spec(),
+        }
+    }
+}
+
+/// Implemented by the function macros for the type they define: what `register` accepts.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a user-defined function",
+    label = "not a function",
+    note = "annotate a `fn` or an `impl` block with #[scalar_function] (or another function macro)"
+)]
+pub trait UserFunction {
+    fn into_function(self) -> Function;
+}
+
+impl UserFunction for Function {
+    fn into_function(self) -> Function {
+        self
+    }
+}

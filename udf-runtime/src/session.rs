@@ -1,0 +1,235 @@
+//! The entry point: a DataFusion session that knows user-defined functions.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
+use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
+use datafusion::logical_expr::expr::ScalarFunction as ScalarFunctionExpr;
+use datafusion::logical_expr::{Expr, ScalarUDF, lit};
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+use udf_core::{Function, Metrics, UserFunction};
+
+use crate::arguments::{self, ArgName};
+use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
+use crate::sql::config::JobParameters;
+use crate::sql::query_planner::UdfQueryPlanner;
+use crate::sql::scalar_udf::ScalarUdf;
+use crate::sql::statement;
+
+/// An embedded SQL engine (DataFusion) with user-defined functions.
+///
+/// It dereferences to DataFusion's `SessionContext` for everything else: registering
+/// tables and files, reading Parquet/CSV/JSON, the DataFrame API.
+///
+/// ```
+/// # use udf_core::prelude::*;
+/// # use udf_runtime::Session;
+/// #[scalar_function]
+/// fn plus_one(x: i64) -> i64 { x + 1 }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> datafusion::error::Result<()> {
+/// let session = Session::new();
+/// session.register(plus_one)?;
+/// let batches = session.sql("SELECT plus_one(41) AS answer").await?.collect().await?;
+/// # assert_eq!(batches[0].num_rows(), 1);
+/// # Ok(()) }
+/// ```
+pub struct Session {
+    context: SessionContext,
+    catalog: Arc<Catalog>,
+    metrics: Metrics,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl Deref for Session {
+    type Target = SessionContext;
+
+    fn deref(&self) -> &SessionContext {
+        &self.context
+    }
+}
+
+impl Session {
+    pub fn new() -> Self {
+        Session::with_config(SessionConfig::new())
+    }
+
+    /// A session with DataFusion settings of your choice (target partitions, batch size, ...).
+    pub fn with_config(config: SessionConfig) -> Self {
+        let config = config.with_option_extension(JobParameters::default());
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_query_planner(Arc::new(UdfQueryPlanner))
+            .build();
+        Session {
+            context: SessionContext::new_with_state(state),
+            catalog: Arc::new(Catalog::default()),
+            metrics: Metrics::default(),
+        }
+    }
+
+    /// The underlying DataFusion context.
+    pub fn context(&self) -> &SessionContext {
+        &self.context
+    }
+
+    /// Registers a function under its default name (the Rust name, or `name = "..."`).
+    pub fn register(&self, function: impl UserFunction) -> Result<()> {
+        let function = function.into_function();
+        let name = function.spec().name;
+        self.register_function(&name, function)
+    }
+
+    /// Registers a function (for example a parameterized instance) under `name`.
+    pub fn register_as(&self, name: &str, function: impl UserFunction) -> Result<()> {
+        self.register_function(name, function.into_function())
+    }
+
+    fn register_function(&self, name: &str, function: Function) -> Result<()> {
+        if !is_identifier(name) {
+            return plan_err!("`{name}` is not a valid function name: use letters, digits and `_`");
+        }
+        let name = normalize(name);
+        let spec = Arc::new(function.spec());
+        let udf = self.scalar_udf(&name, &function, spec.clone())?;
+        self.catalog
+            .insert(CatalogEntry {
+                name: name.clone(),
+                spec,
+            })
+            .map_err(|e| plan_datafusion_err!("{e}"))?;
+        self.context.register_udf(udf);
+        Ok(())
+    }
+
+    fn scalar_udf(
+        &self,
+        name: &str,
+        function: &Function,
+        spec: Arc<udf_core::FunctionSpec>,
+    ) -> Result<ScalarUDF> {
+        match function {
+            Function::Scalar(f) => Ok(ScalarUDF::new_from_impl(ScalarUdf::new(
+                name,
+                f.clone(),
+                spec,
+                self.metrics.clone(),
+            ))),
+            other => plan_err!(
+                "`{name}` is a {} function, which this runtime cannot run yet",
+                other.spec().kind
+            ),
+        }
+    }
+
+    /// Removes a function; `false` if no function has that name.
+    pub fn drop_function(&self, name: &str) -> bool {
+        match self.catalog.remove(name) {
+            Some(entry) => {
+                self.context.deregister_udf(&entry.name);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every registered function with its signatures, ordered by name.
+    pub fn functions(&self) -> Vec<FunctionInfo> {
+        self.catalog.list()
+    }
+
+    /// Runs one SQL statement; calls of registered functions may name their arguments
+    /// (`f(a => 1, b => 'x')`) and leave out optional ones.
+    pub async fn sql(&self, sql: &str) -> Result<DataFrame> {
+        let state = self.context.state();
+        let dialect = state.config().options().sql_parser.dialect;
+        let mut parsed = state.sql_to_statement(sql, &dialect)?;
+        statement::prepare(&mut parsed, &self.catalog)?;
+        let plan = state.statement_to_plan(parsed).await?;
+        self.context.execute_logical_plan(plan).await
+    }
+
+    /// A call of a registered function with positional arguments, for the DataFrame API.
+    pub fn call(&self, name: &str, args: impl IntoIterator<Item = Expr>) -> Result<Expr> {
+        self.call_bound(name, args.into_iter().map(|arg| (None, arg)).collect())
+    }
+
+    /// A call with named arguments (any order; optional ones may be left out).
+    pub fn call_named<'a>(
+        &self,
+        name: &str,
+        args: impl IntoIterator<Item = (&'a str, Expr)>,
+    ) -> Result<Expr> {
+        let args = args
+            .into_iter()
+            .map(|(n, arg)| {
+                let name = ArgName {
+                    value: n.to_owned(),
+                    quoted: false,
+                };
+                (Some(name), arg)
+            })
+            .collect();
+        self.call_bound(name, args)
+    }
+
+    fn call_bound(&self, name: &str, args: Vec<(Option<ArgName>, Expr)>) -> Result<Expr> {
+        let entry = self
+            .catalog
+            .get(name)
+            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
+        let args = arguments::bind(&entry.name, &entry.spec, args, |_| lit(ScalarValue::Null))
+            .map_err(|e| plan_datafusion_err!("{e}"))?;
+        let udf = self.context.udf(&entry.name)?;
+        Ok(Expr::ScalarFunction(ScalarFunctionExpr::new_udf(udf, args)))
+    }
+
+    /// A call of a function that is not registered (Flink's `call(MyFunction.class, ...)`).
+    pub fn call_inline(
+        &self,
+        function: impl UserFunction,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<Expr> {
+        let function = function.into_function();
+        let spec = Arc::new(function.spec());
+        let name = normalize(&spec.name);
+        let udf = self.scalar_udf(&name, &function, spec)?;
+        Ok(Expr::ScalarFunction(ScalarFunctionExpr::new_udf(
+            Arc::new(udf),
+            args.into_iter().collect(),
+        )))
+    }
+
+    /// Sets a global job parameter, which functions read in `open`
+    /// (`context.get_job_parameter(name, default)`). SQL: `SET job.<name> = '<value>'`.
+    pub fn set_job_parameter(&self, name: &str, value: &str) {
+        let state = self.context.state_ref();
+        let mut state = state.write();
+        if let Some(parameters) = state
+            .config_mut()
+            .options_mut()
+            .extensions
+            .get_mut::<JobParameters>()
+        {
+            parameters.insert(name, value);
+        }
+    }
+
+    /// Counters that functions registered through their `FunctionContext`.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+}

@@ -1,0 +1,387 @@
+//! A scalar function as a DataFusion `ScalarUDFImpl`.
+//!
+//! Signatures are `UserDefined`: our own resolution (exact match, then Flink's implicit
+//! widening) picks the overload in `coerce_types`, and the same resolution finds it again
+//! from the coerced types in `return_field_from_args` and at run time.
+
+use std::any::Any;
+use std::hash::{Hash, Hasher};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, OnceLock};
+
+use datafusion::arrow::array::{Array, ArrayRef, new_null_array};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, FieldRef};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_datafusion_err};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature as DfSignature,
+    TypeSignature, Volatility,
+};
+use udf_core::types::DataType;
+use udf_core::{
+    ArgColumn, CallContext, FunctionContext, FunctionSpec, Metrics, OutputType, ScalarCall,
+    ScalarFunction, Value,
+};
+
+use super::config::JobParameters;
+use crate::resolve::{self, Conversion};
+
+/// A registered scalar function, or one query's instance of it.
+pub struct ScalarUdf {
+    name: String,
+    spec: Arc<FunctionSpec>,
+    function: Arc<dyn ScalarFunction>,
+    /// Set for functions with `open`/`close`: this adapter's own opened copy.
+    opened: OnceLock<std::result::Result<Box<dyn ScalarFunction>, String>>,
+    has_lifecycle: bool,
+    signature: DfSignature,
+    metrics: Metrics,
+}
+
+impl ScalarUdf {
+    pub fn new(
+        name: &str,
+        function: Arc<dyn ScalarFunction>,
+        spec: Arc<FunctionSpec>,
+        metrics: Metrics,
+    ) -> Self {
+        let volatility = if spec.deterministic && spec.constant_folding {
+            Volatility::Immutable
+        } else {
+            Volatility::Volatile
+        };
+        let mut signature = DfSignature::new(TypeSignature::UserDefined, volatility);
+        if spec.supports_named_arguments() {
+            signature.parameter_names = Some(
+                spec.signatures[0]
+                    .args
+                    .iter()
+                    .map(|a| a.name.clone())
+                    .collect(),
+            );
+        }
+        ScalarUdf {
+            name: name.to_owned(),
+            has_lifecycle: function.instantiate().is_some(),
+            spec,
+            function,
+            opened: OnceLock::new(),
+            signature,
+            metrics,
+        }
+    }
+
+    /// Whether queries need their own instance (the function has `open`/`close`).
+    pub fn has_lifecycle(&self) -> bool {
+        self.has_lifecycle
+    }
+
+    /// A fresh, unopened instance of the same function for one query.
+    pub fn for_query(&self) -> ScalarUdf {
+        ScalarUdf {
+            name: self.name.clone(),
+            spec: self.spec.clone(),
+            function: self.function.clone(),
+            opened: OnceLock::new(),
+            has_lifecycle: self.has_lifecycle,
+            signature: self.signature.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
+    /// The instance to call: shared, or opened on first use with the query's job parameters.
+    fn instance(&self, args: &ScalarFunctionArgs) -> Result<&dyn ScalarFunction> {
+        if !self.has_lifecycle {
+            return Ok(self.function.as_ref());
+        }
+        let opened = self.opened.get_or_init(|| {
+            let mut instance = self.function.instantiate().expect("has_lifecycle checked");
+            let context = FunctionContext::new(
+                &self.name,
+                JobParameters::of(&args.config_options),
+                self.metrics.clone(),
+            );
+            match catch_unwind(AssertUnwindSafe(|| instance.open(&context))) {
+                Ok(Ok(())) => Ok(instance),
+                Ok(Err(error)) => Err(format!("function `{}` failed to open: {error}", self.name)),
+                Err(panic) => Err(format!(
+                    "function `{}` panicked in open: {}",
+                    self.name,
+                    panic_message(&panic)
+                )),
+            }
+        });
+        match opened {
+            Ok(instance) => Ok(instance.as_ref()),
+            Err(message) => exec_err!("{message}"),
+        }
+    }
+
+    fn resolve(&self, types: &[Option<DataType>]) -> Result<resolve::Resolved> {
+        resolve::resolve(&self.name, &self.spec, types)
+            .map_err(|message| plan_datafusion_err!("{message}"))
+    }
+
+    /// The arguments' SQL types; `None` for the NULL literal.
+    fn sql_types<'a>(
+        &self,
+        types: impl Iterator<Item = &'a ArrowType>,
+    ) -> Result<Vec<Option<DataType>>> {
+        types
+            .map(|t| match t {
+                ArrowType::Null => Ok(None),
+                t => DataType::from_arrow(t)
+                    .map(Some)
+                    .map_err(|e| plan_datafusion_err!("function `{}`: {e}", self.name)),
+            })
+            .collect()
+    }
+
+    /// Runs one batch, turning errors and panics into errors that name the function, the row
+    /// and its argument values.
+    fn run(
+        &self,
+        instance: &dyn ScalarFunction,
+        signature: usize,
+        args: &[ArgColumn],
+        rows: usize,
+        output: &DataType,
+    ) -> Result<ArrayRef> {
+        let mut call = ScalarCall {
+            signature,
+            args,
+            rows,
+            output,
+            row: 0,
+            traced: false,
+        };
+        let outcome = catch_unwind(AssertUnwindSafe(|| instance.invoke(&mut call)));
+        let (row, message) = match outcome {
+            Ok(Ok(array)) => return Ok(array),
+            Ok(Err(error)) => (call.row, format!("failed: {error}")),
+            Err(panic) => {
+                // Vectorized kernels do not track rows: replay row by row to find the one.
+                let mut traced = ScalarCall {
+                    signature,
+                    args,
+                    rows,
+                    output,
+                    row: 0,
+                    traced: true,
+                };
+                let replay = catch_unwind(AssertUnwindSafe(|| instance.invoke(&mut traced)));
+                let row = if replay.is_err() {
+                    traced.row
+                } else {
+                    call.row
+                };
+                (row, format!("panicked: {}", panic_message(&panic)))
+            }
+        };
+        let values = self.describe_row(signature, args, row);
+        exec_err!(
+            "function `{}` {message} (row {row} of the batch, arguments: {values})",
+            self.name
+        )
+    }
+
+    fn describe_row(&self, signature: usize, args: &[ArgColumn], row: usize) -> String {
+        let signature = &self.spec.signatures[signature];
+        let options = FormatOptions::default().with_null("NULL");
+        let mut parts = Vec::with_capacity(args.len());
+        for (i, column) in args.iter().enumerate() {
+            let name = signature
+                .args
+                .get(i)
+                .or(signature.varargs.as_ref())
+                .map_or("?", |a| a.name.as_str());
+            let array = column.values();
+            let index = row & column.index_mask();
+            let value = match ArrayFormatter::try_new(array, &options) {
+                Ok(formatter) if index < array.len() => {
+                    let text = formatter.value(index).to_string();
+                    let quoted = matches!(
+                        array.data_type(),
+                        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
+                    ) && !array.is_null(index);
+                    if quoted { format!("'{text}'") } else { text }
+                }
+                _ => "?".to_owned(),
+            };
+            parts.push(format!("{name} => {value}"));
+        }
+        parts.join(", ")
+    }
+}
+
+fn panic_message(panic: &Box<dyn Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
+
+impl Drop for ScalarUdf {
+    fn drop(&mut self) {
+        if let Some(Ok(mut instance)) = self.opened.take() {
+            // A panic in `close` must not abort the process while the plan is torn down.
+            let _ = catch_unwind(AssertUnwindSafe(|| instance.close()));
+        }
+    }
+}
+
+impl std::fmt::Debug for ScalarUdf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScalarUdf")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for ScalarUdf {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.function, &other.function)
+    }
+}
+
+impl Eq for ScalarUdf {}
+
+impl Hash for ScalarUdf {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for ScalarUdf {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn signature(&self) -> &DfSignature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[ArrowType]) -> Result<ArrowType> {
+        Err(DataFusionError::Internal(format!(
+            "`{}` computes its type in return_field_from_args",
+            self.name
+        )))
+    }
+
+    fn coerce_types(&self, arg_types: &[ArrowType]) -> Result<Vec<ArrowType>> {
+        let types = self.sql_types(arg_types.iter())?;
+        let resolved = self.resolve(&types)?;
+        Ok(arg_types
+            .iter()
+            .zip(&resolved.conversions)
+            .map(|(arrow, conversion)| match conversion {
+                Conversion::Keep => arrow.clone(),
+                Conversion::Cast(target) => target.to_arrow(),
+            })
+            .collect())
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let types = self.sql_types(args.arg_fields.iter().map(|f| f.data_type()))?;
+        let resolved = self.resolve(&types)?;
+        let signature = &self.spec.signatures[resolved.signature];
+        let declared = match &signature.output {
+            OutputType::Fixed(t) => t.clone(),
+            OutputType::Custom => {
+                let literals = args
+                    .scalar_arguments
+                    .iter()
+                    .map(|s| s.map(literal_value).transpose())
+                    .collect::<Result<Vec<_>>>()?;
+                let arg_types: Vec<DataType> = types
+                    .iter()
+                    .map(|t| t.clone().unwrap_or_else(DataType::null))
+                    .collect();
+                let call = CallContext {
+                    function: &self.name,
+                    signature: resolved.signature,
+                    arg_types: &arg_types,
+                    literals: &literals,
+                };
+                self.function
+                    .output_type(&call)
+                    .map_err(|e| plan_datafusion_err!("{e}"))?
+            }
+        };
+        // A strict parameter turns a NULL argument into a NULL result.
+        let strict_null = args.arg_fields.iter().enumerate().any(|(i, field)| {
+            let param = signature.args.get(i).or(signature.varargs.as_ref());
+            field.is_nullable() && param.is_some_and(|p| p.is_strict())
+        });
+        Ok(Arc::new(Field::new(
+            &self.name,
+            declared.to_arrow(),
+            declared.nullable || strict_null,
+        )))
+    }
+
+    fn is_strict(&self) -> bool {
+        self.spec
+            .signatures
+            .iter()
+            .all(|s| s.args.iter().chain(&s.varargs).all(|a| a.is_strict()))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let instance = self.instance(&args)?;
+        let types = self.sql_types(args.arg_fields.iter().map(|f| f.data_type()))?;
+        let resolved = self.resolve(&types)?;
+        let signature = &self.spec.signatures[resolved.signature];
+        let output = DataType::from_arrow_field(args.return_field.as_ref())
+            .map_err(|e| DataFusionError::Internal(format!("function `{}`: {e}", self.name)))?;
+        let all_scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let rows = if all_scalar { 1 } else { args.number_rows };
+
+        let mut columns = Vec::with_capacity(signature.args.len().max(args.args.len()));
+        for value in args.args {
+            columns.push(match value {
+                ColumnarValue::Array(array) => ArgColumn::array(array),
+                ColumnarValue::Scalar(scalar) => ArgColumn::scalar(scalar.to_array_of_size(1)?),
+            });
+        }
+        // Trailing optional arguments left out of the call are NULL.
+        for param in signature.args.iter().skip(columns.len()) {
+            let udf_core::ArgType::Typed(t) = &param.ty else {
+                return exec_err!(
+                    "function `{}`: argument `{}` is missing",
+                    self.name,
+                    param.name
+                );
+            };
+            columns.push(ArgColumn::scalar(new_null_array(&t.to_arrow(), 1)));
+        }
+
+        let result = self.run(instance, resolved.signature, &columns, rows, &output)?;
+        if result.len() != rows {
+            return exec_err!(
+                "function `{}` returned {} rows for a batch of {rows}",
+                self.name,
+                result.len()
+            );
+        }
+        if all_scalar {
+            Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &result, 0,
+            )?))
+        } else {
+            Ok(ColumnarValue::Array(result))
+        }
+    }
+}
+
+/// A literal argument as a `Value` (for custom output type inference).
+fn literal_value(scalar: &ScalarValue) -> Result<Value> {
+    let array = scalar.to_array_of_size(1)?;
+    udf_core::convert::array_value(array.as_ref(), 0).map_err(|e| plan_datafusion_err!("{e}"))
+}
