@@ -47,9 +47,10 @@ where
         if values.is_null(0) {
             return Ok(all_null(output, rows));
         }
-        let result = f(values.value(0));
-        return Ok(Arc::new(PrimitiveArray::<R::Arrow>::from_value(
-            result, rows,
+        // One call per row: the caller passes a single row when one result may stand for all.
+        let v = values.value(0);
+        return Ok(Arc::new(PrimitiveArray::<R::Arrow>::from_iter_values(
+            (0..rows).map(|_| f(v)),
         )));
     }
     Ok(Arc::new(apply_unary(values, f)))
@@ -85,7 +86,8 @@ where
         (true, _) if left.is_null(0) => return Ok(all_null(output, rows)),
         (_, true) if right.is_null(0) => return Ok(all_null(output, rows)),
         (true, true) => {
-            PrimitiveArray::<R::Arrow>::from_value(f(left.value(0), right.value(0)), rows)
+            let (x, y) = (left.value(0), right.value(0));
+            PrimitiveArray::<R::Arrow>::from_iter_values((0..rows).map(|_| f(x, y)))
         }
         (true, false) => {
             let x = left.value(0);

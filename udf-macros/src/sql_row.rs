@@ -61,10 +61,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
     if let Err(error) = cx.check() {
         return error.to_compile_error();
     }
-    generate(&input.ident, &fields)
+    generate(&input.vis, &input.ident, &fields)
 }
 
-fn generate(ident: &syn::Ident, fields: &[Field]) -> TokenStream {
+fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> TokenStream {
     let reader = format_ident!("{ident}Reader");
     let builder = format_ident!("{ident}Builder");
     let rust_name = ident.to_string();
@@ -112,7 +112,7 @@ fn generate(ident: &syn::Ident, fields: &[Field]) -> TokenStream {
             }
 
             #[doc(hidden)]
-            pub struct #reader<'a> {
+            #vis struct #reader<'a> {
                 #(#idents: __udf::FieldReader<'a, #tys>,)*
             }
 
@@ -138,7 +138,7 @@ fn generate(ident: &syn::Ident, fields: &[Field]) -> TokenStream {
             }
 
             #[doc(hidden)]
-            pub struct #builder {
+            #vis struct #builder {
                 parts: __udf::StructParts,
                 #(#idents: <#tys as __udf::ResultValue>::Builder,)*
             }

@@ -2,6 +2,7 @@
 
 use std::ops::Deref;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
@@ -39,6 +40,7 @@ pub struct Session {
     context: SessionContext,
     catalog: Arc<Catalog>,
     metrics: Metrics,
+    inline_calls: AtomicUsize,
 }
 
 impl Default for Session {
@@ -72,6 +74,7 @@ impl Session {
             context: SessionContext::new_with_state(state),
             catalog: Arc::new(Catalog::default()),
             metrics: Metrics::default(),
+            inline_calls: AtomicUsize::new(0),
         }
     }
 
@@ -97,6 +100,12 @@ impl Session {
             return plan_err!("`{name}` is not a valid function name: use letters, digits and `_`");
         }
         let name = normalize(name);
+        if SQL_SYNTAX_NAMES.contains(&name.as_str()) {
+            return plan_err!(
+                "`{name}` cannot name a function: SQL parses `{}(...)` as its own syntax, so calls would never reach it",
+                name.to_uppercase()
+            );
+        }
         let spec = Arc::new(function.spec());
         let udf = self.scalar_udf(&name, &function, spec.clone())?;
         self.catalog
@@ -199,7 +208,10 @@ impl Session {
     ) -> Result<Expr> {
         let function = function.into_function();
         let spec = Arc::new(function.spec());
-        let name = normalize(&spec.name);
+        // The engine merges equal-looking calls by function name, so each inline instance
+        // gets a name of its own (two differently configured instances must stay apart).
+        let n = self.inline_calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let name = format!("{}_inline_{n}", normalize(&spec.name));
         let udf = self.scalar_udf(&name, &function, spec)?;
         Ok(Expr::ScalarFunction(ScalarFunctionExpr::new_udf(
             Arc::new(udf),
@@ -227,6 +239,33 @@ impl Session {
         &self.metrics
     }
 }
+
+/// Names the SQL parser turns into syntax of its own (`SUBSTRING(x FROM 1)`, `TRIM(...)`,
+/// `CAST(...)`, ...) instead of function calls.
+const SQL_SYNTAX_NAMES: &[&str] = &[
+    "case",
+    "cast",
+    "ceil",
+    "convert",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "exists",
+    "extract",
+    "floor",
+    "interval",
+    "localtime",
+    "localtimestamp",
+    "not",
+    "overlay",
+    "position",
+    "safe_cast",
+    "substr",
+    "substring",
+    "trim",
+    "try_cast",
+    "try_convert",
+];
 
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();

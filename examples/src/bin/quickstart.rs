@@ -41,7 +41,7 @@ async fn main() -> udf_runtime::datafusion::error::Result<()> {
     let queries = [
         (
             "Positional and named arguments",
-            "SELECT order_id, product, substring(product, 0, 4) AS short, \
+            "SELECT order_id, product, SubstringFunction(product, 0, 4) AS short, \
                     SubstringInclusive(s => product, `end` => 4, begin => 0) AS inclusive \
              FROM orders ORDER BY order_id LIMIT 5",
         ),
@@ -70,7 +70,7 @@ async fn main() -> udf_runtime::datafusion::error::Result<()> {
             col("product"),
             session
                 .call_named(
-                    "substring",
+                    "SubstringFunction",
                     [("s", col("product")), ("begin", lit(0)), ("end", lit(3))],
                 )?
                 .alias("short"),

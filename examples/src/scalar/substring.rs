@@ -4,7 +4,9 @@ use udf_core::prelude::*;
 
 /// The characters of `s` from `begin` (inclusive) to `end` (exclusive), like Java's
 /// `String.substring`; indexes count characters. Out-of-range indexes are an error.
-#[scalar_function]
+///
+/// (`substring` itself is SQL syntax, so the SQL name is the one the guide registers.)
+#[scalar_function(name = "SubstringFunction")]
 pub fn substring(s: &str, begin: i32, end: i32) -> Result<&str> {
     char_range(s, begin, end)
 }

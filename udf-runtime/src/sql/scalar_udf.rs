@@ -337,11 +337,15 @@ impl ScalarUDFImpl for ScalarUdf {
         let signature = &self.spec.signatures[resolved.signature];
         let output = DataType::from_arrow_field(args.return_field.as_ref())
             .map_err(|e| DataFusionError::Internal(format!("function `{}`: {e}", self.name)))?;
-        let all_scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let rows = if all_scalar { 1 } else { args.number_rows };
+        // Constant arguments: one evaluation stands for every row, unless the function must
+        // run per row (non-deterministic, or constant folding switched off).
+        let once = self.spec.deterministic
+            && self.spec.constant_folding
+            && args
+                .args
+                .iter()
+                .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let rows = if once { 1 } else { args.number_rows };
 
         let mut columns = Vec::with_capacity(signature.args.len().max(args.args.len()));
         for value in args.args {
@@ -370,7 +374,7 @@ impl ScalarUDFImpl for ScalarUdf {
                 result.len()
             );
         }
-        if all_scalar {
+        if once {
             Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
                 &result, 0,
             )?))

@@ -1,0 +1,1 @@
+//! Every seed example, exercised.

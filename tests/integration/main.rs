@@ -1,0 +1,6 @@
+//! The integration tests: one binary, one module per area.
+
+mod conformance;
+mod examples;
+mod scalar;
+mod support;

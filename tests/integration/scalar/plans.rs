@@ -1,0 +1,63 @@
+//! Snapshots: EXPLAIN of a query with a scalar UDF, and the catalog of the example functions.
+
+use udf_examples::scalar::{
+    complex_return::complex_return, configurable::ConfigurableFunction,
+    efficient_string::EfficientStringFunction, hash::hash_function, hash_code::HashCodeFunction,
+    literal::LiteralFunction, my_concat::MyConcatFunction, named_parameters::NamedParameterClass,
+    overloaded::OverloadedFunction, power::PowerFunction, resource::ResourceFunction,
+    string_hash::StringHashFunction, substring::SubstringFunction, substring::substring,
+    sum::SumFunction,
+};
+use udf_runtime::Session;
+
+use crate::support::{column, explain, session_with, strs};
+
+#[tokio::test]
+async fn explain_shows_the_function_call() {
+    let session = session_with(
+        "orders",
+        &[column("product", "STRING", strs(&[Some("espresso")]))],
+    );
+    session.register(substring).unwrap();
+    let plan = explain(
+        &session,
+        "SELECT SubstringFunction(product, 0, 3) AS short FROM orders WHERE SubstringFunction(product, 0, 1) = 'e'",
+    )
+    .await;
+    insta::assert_snapshot!(plan);
+}
+
+#[test]
+fn catalog_lists_every_example_with_its_signatures() {
+    let session = Session::new();
+    session.register(substring).unwrap();
+    session
+        .register_as(
+            "SubstringInclusive",
+            SubstringFunction {
+                end_inclusive: true,
+            },
+        )
+        .unwrap();
+    session.register(MyConcatFunction).unwrap();
+    session.register(SumFunction).unwrap();
+    session.register(OverloadedFunction).unwrap();
+    session.register(hash_function).unwrap();
+    session.register(LiteralFunction).unwrap();
+    session.register(NamedParameterClass).unwrap();
+    session.register(HashCodeFunction::default()).unwrap();
+    session.register(StringHashFunction).unwrap();
+    session.register(PowerFunction).unwrap();
+    session.register(complex_return).unwrap();
+    session
+        .register_as("configurable", ConfigurableFunction { prefix: "p".into() })
+        .unwrap();
+    session.register(ResourceFunction::default()).unwrap();
+    session.register(EfficientStringFunction).unwrap();
+    let listing: Vec<String> = session
+        .functions()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(listing.join("\n"));
+}

@@ -1,0 +1,109 @@
+//! Helpers shared by the tests: sessions over small tables, results as comparable values.
+
+use std::sync::Arc;
+
+use udf_core::Value;
+use udf_core::arrow::array::{ArrayRef, RecordBatch};
+use udf_core::arrow::datatypes::{Field, Schema};
+use udf_core::types::DataType;
+use udf_runtime::Session;
+use udf_runtime::datafusion::prelude::SessionConfig;
+
+/// A table column: name, SQL type and values.
+pub struct Column {
+    pub name: String,
+    pub data_type: DataType,
+    pub values: Vec<Value>,
+}
+
+pub fn column(name: &str, data_type: &str, values: Vec<Value>) -> Column {
+    Column {
+        name: name.to_owned(),
+        data_type: data_type
+            .parse()
+            .unwrap_or_else(|e| panic!("{data_type}: {e}")),
+        values,
+    }
+}
+
+pub fn batch(columns: &[Column]) -> RecordBatch {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| c.data_type.to_arrow_field(&c.name))
+        .collect();
+    let arrays: Vec<ArrayRef> = columns
+        .iter()
+        .map(|c| {
+            udf_core::convert::values_to_array(&c.data_type, &c.values)
+                .expect("column values fit the type")
+        })
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("columns of equal length")
+}
+
+/// A session with one in-memory table. Two target partitions, whatever the machine, so
+/// plans are the same everywhere.
+pub fn session_with(table: &str, columns: &[Column]) -> Session {
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(2));
+    session
+        .register_batch(table, batch(columns))
+        .expect("register table");
+    session
+}
+
+/// Every row of the query's result, as values.
+pub async fn rows(session: &Session, sql: &str) -> Vec<Vec<Value>> {
+    let batches = session
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}\n{e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}\n{e}"));
+    batches_to_rows(&batches)
+}
+
+pub fn batches_to_rows(batches: &[RecordBatch]) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            rows.push(
+                batch
+                    .columns()
+                    .iter()
+                    .map(|c| {
+                        udf_core::convert::array_value(c.as_ref(), row).expect("readable value")
+                    })
+                    .collect(),
+            );
+        }
+    }
+    rows
+}
+
+/// The error of a query that must fail, at planning or while running.
+pub async fn error(session: &Session, sql: &str) -> String {
+    match session.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => match df.collect().await {
+            Err(e) => e.to_string(),
+            Ok(batches) => panic!("{sql} succeeded: {:?}", batches_to_rows(&batches)),
+        },
+    }
+}
+
+/// The text of `EXPLAIN <sql>` (plan type and plan, one block per plan).
+pub async fn explain(session: &Session, sql: &str) -> String {
+    let rows = rows(session, &format!("EXPLAIN {sql}")).await;
+    rows.iter()
+        .map(|row| format!("{}:\n{}", row[0], row[1]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn strs(values: &[Option<&str>]) -> Vec<Value> {
+    values
+        .iter()
+        .map(|v| v.map_or(Value::Null, Value::from))
+        .collect()
+}
