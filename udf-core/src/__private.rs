@@ -13,7 +13,8 @@ pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use crate::spec::{ArgSpec, ArgType, FunctionKind, FunctionSpec, OutputType, Signature};
 pub use crate::sql_row::{
-    FieldReader, SqlRow, StructParts, field_builder, row_field_types, struct_columns,
+    FieldReader, RowFieldValue, SqlRow, StructParts, field_builder, field_is_static,
+    field_nullable, field_roots, row_field_types, struct_columns,
 };
 pub use crate::types::{
     DataType, DayTimeInterval, DayTimeResolution, RootSet, RowField, TypeKind, TypeRoot,
@@ -107,42 +108,36 @@ pub const fn return_is_static<R: FunctionReturn>() -> bool {
     matches!(<R::Value as SqlType>::INFERENCE, Inference::Static)
 }
 
-/// SQL roots a struct field of type `T` can take.
-pub const fn field_roots<T: SqlType>() -> RootSet {
-    T::ROOTS
+/// How generated code reads one argument column.
+pub struct ArgInput<R> {
+    pub reader: R,
+    /// `row & mask` indexes the column (0 for constants).
+    pub mask: usize,
+    /// NULL skips the call (the parameter is not an `Option`).
+    pub strict: bool,
 }
 
-/// Whether a struct field of type `T` may be NULL.
-pub const fn field_nullable<T: SqlType>() -> bool {
-    T::NULLABLE
+/// The reader of argument `name`.
+pub fn reader<'a, T: ArgValue<'a>>(
+    column: &'a ArgColumn,
+    name: &str,
+) -> Result<ArgInput<T::Reader>, Error> {
+    Ok(ArgInput {
+        reader: T::reader(column.values())
+            .map_err(|e| Error::msg(format!("argument `{name}`: {e}")))?,
+        mask: column.index_mask(),
+        strict: !T::NULLABLE,
+    })
 }
 
-/// Whether a struct field of type `T` has a SQL type without a hint.
-pub const fn field_is_static<T: SqlType>() -> bool {
-    matches!(T::INFERENCE, Inference::Static)
-}
-
-/// The SQL type of a struct field of Rust type `T`.
-pub fn field_type<T: SqlType>(hint: Option<DataType>) -> DataType {
-    match hint {
-        Some(hint) => hint.with_nullable(T::NULLABLE),
-        None => T::data_type(),
-    }
-}
-
-/// A reader for argument `name`.
-pub fn reader<'a, T: ArgValue<'a>>(column: &'a ArgColumn, name: &str) -> Result<T::Reader, Error> {
-    T::reader(column.values()).map_err(|e| Error::msg(format!("argument `{name}`: {e}")))
-}
-
-/// Readers for the columns of a varargs parameter.
+/// The readers of the columns of a varargs parameter.
 pub fn readers<'a, T: ArgValue<'a>>(
     columns: &'a [ArgColumn],
     name: &str,
-) -> Result<Vec<(T::Reader, usize)>, Error> {
+) -> Result<Vec<ArgInput<T::Reader>>, Error> {
     columns
         .iter()
-        .map(|column| Ok((reader::<T>(column, name)?, column.index_mask())))
+        .map(|column| reader::<T>(column, name))
         .collect()
 }
 

@@ -6,13 +6,66 @@ use arrow::datatypes::{DataType as ArrowType, Fields};
 use std::sync::Arc;
 
 use crate::Error;
-use crate::convert::{ArgReader, ArgValue, Nulls, ResultValue};
-use crate::types::{DataType, TypeKind};
+use crate::convert::{ArgReader, ArgValue, Inference, Nulls, ResultValue, SqlType, ValueBuilder};
+use crate::types::{DataType, RootSet, TypeKind};
 
 /// A struct that stands for a SQL `ROW`; implemented by `#[derive(SqlRow)]`.
 pub trait SqlRow: ResultValue + for<'a> ArgValue<'a> {
     /// The SQL field names, in order.
     const FIELD_NAMES: &'static [&'static str];
+}
+
+/// A Rust type that can be a field of a `#[derive(SqlRow)]` struct: readable, writable and
+/// with a SQL type (one name for what generated row code needs).
+pub trait RowFieldValue: Sized {
+    type Reader<'a>: ArgReader<'a, Value = Self>;
+    type Builder: ValueBuilder<Self>;
+    const ROOTS: RootSet;
+    const NULLABLE: bool;
+    const STATIC_TYPE: bool;
+
+    fn data_type(hint: Option<DataType>) -> DataType;
+    fn reader(array: &dyn Array) -> Result<Self::Reader<'_>, Error>;
+    fn builder(data_type: &DataType, capacity: usize) -> Result<Self::Builder, Error>;
+}
+
+impl<T> RowFieldValue for T
+where
+    T: SqlType + ResultValue + for<'a> ArgValue<'a>,
+{
+    type Reader<'a> = <T as ArgValue<'a>>::Reader;
+    type Builder = <T as ResultValue>::Builder;
+    const ROOTS: RootSet = <T as SqlType>::ROOTS;
+    const NULLABLE: bool = <T as SqlType>::NULLABLE;
+    const STATIC_TYPE: bool = matches!(<T as SqlType>::INFERENCE, Inference::Static);
+
+    fn data_type(hint: Option<DataType>) -> DataType {
+        match hint {
+            Some(hint) => hint.with_nullable(Self::NULLABLE),
+            None => <T as SqlType>::data_type(),
+        }
+    }
+
+    fn reader(array: &dyn Array) -> Result<Self::Reader<'_>, Error> {
+        <T as ArgValue<'_>>::reader(array)
+    }
+
+    fn builder(data_type: &DataType, capacity: usize) -> Result<Self::Builder, Error> {
+        <T as ResultValue>::builder(data_type, capacity)
+    }
+}
+
+/// Const helpers for compile-time checks of field hints.
+pub const fn field_roots<T: RowFieldValue>() -> RootSet {
+    T::ROOTS
+}
+
+pub const fn field_nullable<T: RowFieldValue>() -> bool {
+    T::NULLABLE
+}
+
+pub const fn field_is_static<T: RowFieldValue>() -> bool {
+    T::STATIC_TYPE
 }
 
 /// The columns of a struct array holding `fields` fields, or an error naming the Rust type.
@@ -40,13 +93,13 @@ pub fn struct_columns<'a>(
 }
 
 /// Reads one field of a ROW into a struct field.
-pub struct FieldReader<'a, T: ArgValue<'a>> {
-    reader: T::Reader,
+pub struct FieldReader<'a, T: RowFieldValue> {
+    reader: T::Reader<'a>,
     nulls: Nulls<'a>,
     name: &'static str,
 }
 
-impl<'a, T: ArgValue<'a>> FieldReader<'a, T> {
+impl<'a, T: RowFieldValue> FieldReader<'a, T> {
     pub fn new(columns: &'a StructArray, index: usize, name: &'static str) -> Result<Self, Error> {
         let column = columns.column(index).as_ref();
         Ok(FieldReader {
@@ -127,7 +180,7 @@ impl StructParts {
 }
 
 /// Builder of one struct field.
-pub fn field_builder<T: ResultValue>(
+pub fn field_builder<T: RowFieldValue>(
     data_type: &DataType,
     capacity: usize,
     name: &str,

@@ -25,7 +25,12 @@ pub fn check_arguments(evals: &[EvalMethod], cx: &Ctxt) {
                         format!("named arguments are not supported here: {reason}"),
                     );
                 }
-                if let Some(optional) = &param.optional {
+                // An optional varargs parameter is reported by the signature parser.
+                let is_varargs = eval
+                    .varargs
+                    .as_ref()
+                    .is_some_and(|v| std::ptr::eq(v, param));
+                if let (Some(optional), false) = (&param.optional, is_varargs) {
                     cx.error_spanned_by(
                         optional,
                         format!("optional arguments are not supported here: {reason}"),

@@ -13,7 +13,8 @@ use crate::signature::{EvalMethod, Receiver};
 use crate::types::{self, BufferKind};
 
 /// The body of `fn(this: &Self, call: &mut ScalarCall) -> Result<ArrayRef>` for `eval`.
-/// `target` is the path before the method name (`mix` or `<SumFunction>`).
+/// `target` is the path before the method name (`mix` or `<SumFunction>`). Every path that
+/// names a user type is spanned at that type, so a type error points at the user's code.
 pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
     let method = &eval.ident;
     let receiver = match eval.receiver {
@@ -21,41 +22,40 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
         Receiver::Ref => quote!(this,),
     };
 
-    let params: Vec<_> = eval.params.iter().enumerate().collect();
-    let tys: Vec<_> = eval
+    let inputs: Vec<_> = (0..eval.params.len())
+        .map(|i| format_ident!("arg{i}"))
+        .collect();
+    let indices: Vec<_> = (0..eval.params.len()).collect();
+    let make_readers = eval
         .params
         .iter()
-        .map(|p| types::with_lifetimes(&p.ty, "'_"))
-        .collect();
-    let readers: Vec<_> = (0..params.len()).map(|i| format_ident!("arg{i}")).collect();
-    let masks: Vec<_> = (0..params.len())
-        .map(|i| format_ident!("mask{i}"))
-        .collect();
-    let indices: Vec<_> = (0..params.len()).collect();
-    let names: Vec<_> = eval.params.iter().map(|p| &p.sql_name).collect();
+        .zip(&inputs)
+        .enumerate()
+        .map(|(i, (param, input))| {
+            let ty = types::with_lifetimes(&param.ty, "'_");
+            let name = &param.sql_name;
+            let reader = quote_spanned!(param.ty.span()=> __udf::reader::<#ty>);
+            quote!(let #input = #reader(&args[#i], #name)?;)
+        });
 
     let kernel = kernel_tier(eval, target, &receiver);
 
-    let fixed = params.len();
-    let strict_fixed = quote! {
-        let strict: [(&__udf::ArgColumn, bool); #fixed] = [
-            #((&args[#indices], !__udf::arg_nullable::<#tys>()),)*
-        ];
-    };
+    let fixed = eval.params.len();
     let (varargs_setup, varargs_strict, varargs_fill, varargs_arg) = match &eval.varargs {
         Some(param) => {
             let ty = types::with_lifetimes(&param.ty, "'_");
             let name = &param.sql_name;
+            let readers = quote_spanned!(param.ty.span()=> __udf::readers::<#ty>);
             (
                 quote! {
-                    let varargs_readers = __udf::readers::<#ty>(&args[#fixed..], #name)?;
-                    let mut varargs: ::std::vec::Vec<#ty> = ::std::vec::Vec::with_capacity(varargs_readers.len());
+                    let varargs_inputs = #readers(&args[#fixed..], #name)?;
+                    let mut varargs: ::std::vec::Vec<#ty> = ::std::vec::Vec::with_capacity(varargs_inputs.len());
                 },
-                quote!(.chain(args[#fixed..].iter().map(|column| (column, !__udf::arg_nullable::<#ty>())))),
+                quote!(.chain(args[#fixed..].iter().zip(&varargs_inputs).map(|(column, input)| (column, input.strict)))),
                 quote! {
                     varargs.clear();
-                    for (reader, mask) in &varargs_readers {
-                        varargs.push(__udf::ArgReader::get(reader, row & *mask)?);
+                    for input in &varargs_inputs {
+                        varargs.push(__udf::ArgReader::get(&input.reader, row & input.mask)?);
                     }
                 },
                 quote!(&varargs,),
@@ -66,12 +66,12 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
 
     let call_args = quote! {
         #receiver
-        #(__udf::ArgReader::get(&#readers, row & #masks)?,)*
+        #(__udf::ArgReader::get(&#inputs.reader, row & #inputs.mask)?,)*
         #varargs_arg
     };
 
-    let (out_setup, evaluate, finish) = match &eval.buffer {
-        Some(buffer) => {
+    let (out_setup, evaluate, append_null, finish) = match (&eval.buffer, &eval.output) {
+        (Some(buffer), output) => {
             let (make, new_buffer, append) = match buffer.kind {
                 BufferKind::Text => (
                     quote!(text_output),
@@ -84,6 +84,10 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
                     quote!(append_bytes),
                 ),
             };
+            let into_present = match output {
+                Some(ret) => quote_spanned!(ret.span()=> __udf::WriterReturn::into_present),
+                None => quote!(__udf::WriterReturn::into_present),
+            };
             (
                 quote! {
                     let mut out = __udf::#make(output, rows)?;
@@ -91,34 +95,36 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
                 },
                 quote! {
                     buffer.clear();
-                    let present = __udf::WriterReturn::into_present(#target::#method(#call_args &mut buffer))?;
+                    let present = #into_present(#target::#method(#call_args &mut buffer))?;
                     if present {
                         out.#append(&buffer);
                     } else {
                         out.append_null();
                     }
                 },
+                quote!(out.append_null();),
                 quote!(::std::result::Result::Ok(out.finish_array())),
             )
         }
-        None => {
-            let ret = eval.output.as_ref().map(|t| types::with_lifetimes(t, "'_"));
+        (None, Some(ret)) => {
+            let span = ret.span();
+            let ret = types::with_lifetimes(ret, "'_");
             (
-                quote!(let mut out = __udf::return_builder::<#ret>(output, rows)?;),
-                quote! {
+                quote_spanned!(span=> let mut out = __udf::return_builder::<#ret>(output, rows)?;),
+                quote_spanned! {span=>
                     let result = #target::#method(#call_args);
                     __udf::ValueBuilder::append(&mut out, __udf::FunctionReturn::into_value(result)?)?;
                 },
-                quote!(__udf::finish_result::<#ret>(&mut out)),
+                quote_spanned!(span=> __udf::append_null_result::<#ret>(&mut out);),
+                quote_spanned!(span=> __udf::finish_result::<#ret>(&mut out)),
             )
         }
-    };
-    let append_null = match (&eval.buffer, &eval.output) {
-        (None, Some(ret)) => {
-            let ret = types::with_lifetimes(ret, "'_");
-            quote!(__udf::append_null_result::<#ret>(&mut out);)
+        // The signature check has reported this already; expansion does not run for it.
+        (None, None) => {
+            return quote!(::core::compile_error!(
+                "a scalar function must return a value"
+            ));
         }
-        _ => quote!(out.append_null();),
     };
 
     quote! {
@@ -126,16 +132,12 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
         let rows = call.rows;
         let output = call.output;
         #kernel
-        #strict_fixed
-        let validity = __udf::Validity::of(strict.into_iter()#varargs_strict);
+        #(#make_readers)*
+        #varargs_setup
+        let validity = __udf::Validity::of([#((&args[#indices], #inputs.strict)),*].into_iter()#varargs_strict);
         if validity.is_all_null() {
             return ::std::result::Result::Ok(__udf::null_result(output, rows));
         }
-        #(
-            let #readers = __udf::reader::<#tys>(&args[#indices], #names)?;
-            let #masks = args[#indices].index_mask();
-        )*
-        #varargs_setup
         #out_setup
         for row in 0..rows {
             call.row = row;

@@ -89,8 +89,21 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
         .zip(&names)
         .map(|((f, hint), name)| {
             let ty = &f.ty;
-            quote_spanned!(ty.span()=> __udf::RowField::new(#name, __udf::field_type::<#ty>(#hint)))
+            let data_type = quote_spanned!(ty.span()=> <#ty as __udf::RowFieldValue>::data_type);
+            quote!(__udf::RowField::new(#name, #data_type(#hint)))
         });
+    let readers = fields.iter().map(|f| {
+        let ty = &f.ty;
+        quote_spanned!(ty.span()=> __udf::FieldReader<'a, #ty>)
+    });
+    let builders = fields.iter().map(|f| {
+        let ty = &f.ty;
+        quote_spanned!(ty.span()=> <#ty as __udf::RowFieldValue>::Builder)
+    });
+    let make_builders = fields.iter().map(|f| {
+        let ty = &f.ty;
+        quote_spanned!(ty.span()=> __udf::field_builder::<#ty>)
+    });
     let checks = fields.iter().map(|f| field_checks(f));
 
     quote! {
@@ -113,7 +126,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
 
             #[doc(hidden)]
             #vis struct #reader<'a> {
-                #(#idents: __udf::FieldReader<'a, #tys>,)*
+                #(#idents: #readers,)*
             }
 
             impl<'a> __udf::ArgValue<'a> for #ident {
@@ -140,7 +153,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
             #[doc(hidden)]
             #vis struct #builder {
                 parts: __udf::StructParts,
-                #(#idents: <#tys as __udf::ResultValue>::Builder,)*
+                #(#idents: #builders,)*
             }
 
             impl __udf::ResultValue for #ident {
@@ -150,7 +163,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
                     let types = __udf::row_field_types(data_type, #count, #rust_name)?;
                     ::core::result::Result::Ok(#builder {
                         parts: __udf::StructParts::new(data_type, capacity),
-                        #(#idents: __udf::field_builder::<#tys>(&types[#indices], capacity, #names)?,)*
+                        #(#idents: #make_builders(&types[#indices], capacity, #names)?,)*
                     })
                 }
             }
