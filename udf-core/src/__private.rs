@@ -3,11 +3,11 @@
 
 pub use std::result::Result;
 
-pub use arrow::array::{Array, ArrayRef, StructArray};
+pub use arrow::array::{Array, ArrayRef};
 
 pub use crate::convert::{
-    ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, PrimitiveValue, ResultValue,
-    SqlType, StrBuilder, ValueBuilder, WriterReturn,
+    ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, ResultValue, SqlType, StrBuilder,
+    ValueBuilder, WriterReturn,
 };
 pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};

@@ -172,12 +172,18 @@ fn kernel_tier(eval: &EvalMethod, target: &TokenStream, receiver: &TokenStream) 
     let method = &eval.ident;
     let tys: Vec<_> = eval.params.iter().map(|p| &p.ty).collect();
     let span = eval.span;
+    // A free function is passed as it is; a method needs `this`.
+    let function = match eval.receiver {
+        Receiver::None => quote!(#target::#method),
+        Receiver::Ref if tys.len() == 1 => quote!(|a| #target::#method(#receiver a)),
+        Receiver::Ref => quote!(|a, b| #target::#method(#receiver a, b)),
+    };
     let kernel = if tys.len() == 1 {
         let a = tys[0];
-        quote_spanned!(span=> __udf::unary::<#a, #ret>(&args[0], rows, output, |a| #target::#method(#receiver a)))
+        quote_spanned!(span=> __udf::unary::<#a, #ret>(&args[0], rows, output, #function))
     } else {
         let (a, b) = (tys[0], tys[1]);
-        quote_spanned!(span=> __udf::binary::<#a, #b, #ret>(&args[0], &args[1], rows, output, |a, b| #target::#method(#receiver a, b)))
+        quote_spanned!(span=> __udf::binary::<#a, #b, #ret>(&args[0], &args[1], rows, output, #function))
     };
     quote! {
         if !call.traced {

@@ -104,7 +104,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
         let ty = &f.ty;
         quote_spanned!(ty.span()=> __udf::field_builder::<#ty>)
     });
-    let checks = fields.iter().map(|f| field_checks(f));
+    let checks = fields.iter().map(field_checks);
 
     quote! {
         const _: () = {

@@ -207,7 +207,7 @@ mod tests {
             r.conversions[0],
             Conversion::Cast(DataType::double().not_null())
         );
-        let r = resolve("sum", &spec, &[Some(DataType::double()); 3]).unwrap();
+        let r = resolve("sum", &spec, &vec![Some(DataType::double()); 3]).unwrap();
         assert_eq!(r.signature, 2);
     }
 

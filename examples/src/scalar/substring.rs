@@ -13,7 +13,7 @@ pub fn substring(s: &str, begin: i32, end: i32) -> Result<&str> {
 
 fn char_range(s: &str, begin: i32, end: i32) -> Result<&str> {
     let chars = s.chars().count() as i64;
-    if begin < 0 || end < begin as i32 || end as i64 > chars {
+    if begin < 0 || end < begin || end as i64 > chars {
         bail!("begin {begin}, end {end}, length {chars}");
     }
     let byte = |index: i32| {

@@ -108,3 +108,38 @@ async fn each_query_opens_its_own_instance_and_closes_it_when_done() {
         "every query closes what it opened"
     );
 }
+
+/// Counts its calls in a metric registered through the `FunctionContext`.
+#[derive(Clone, Default)]
+struct CountedUpper {
+    calls: Option<udf_core::Counter>,
+}
+
+#[udf_core::scalar_function]
+impl CountedUpper {
+    fn open(&mut self, context: &udf_core::FunctionContext) {
+        self.calls = Some(context.metric_group().counter("calls"));
+    }
+
+    fn eval(&self, s: &str) -> String {
+        if let Some(calls) = &self.calls {
+            calls.inc();
+        }
+        s.to_uppercase()
+    }
+}
+
+#[tokio::test]
+async fn metrics_registered_in_open_are_reported_by_the_session() {
+    let session = Session::new();
+    session.register(CountedUpper::default()).unwrap();
+    let sql = "SELECT CountedUpper(s) FROM (VALUES ('a'), ('b'), (NULL)) AS t(s)";
+    rows(&session, sql).await;
+    rows(&session, sql).await;
+    let metrics = session.metrics().snapshot();
+    assert_eq!(
+        metrics.get("countedupper.calls"),
+        Some(&4),
+        "two queries, two non-NULL rows each: {metrics:?}"
+    );
+}

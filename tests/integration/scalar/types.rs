@@ -204,3 +204,20 @@ async fn a_null_where_the_rust_type_has_none_is_an_error() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn dictionary_encoded_strings_are_unpacked() {
+    let session = session();
+    let result = rows(
+        &session,
+        "SELECT words(arrow_cast(s, 'Dictionary(Int32, Utf8)')) FROM (VALUES ('a b'), ('c')) AS t(s)",
+    )
+    .await;
+    assert_eq!(
+        result,
+        vec![
+            vec![Value::Array(vec![Value::from("a"), Value::from("b")])],
+            vec![Value::Array(vec![Value::from("c")])],
+        ]
+    );
+}

@@ -120,7 +120,7 @@ pub(crate) fn unexpected_type<T: ?Sized>(data_type: &DataType) -> Error {
     ))
 }
 
-pub(crate) fn downcast<'a, A: 'static, T: ?Sized>(array: &'a dyn Array) -> Result<&'a A, Error> {
+pub(crate) fn downcast<A: 'static, T: ?Sized>(array: &dyn Array) -> Result<&A, Error> {
     array
         .as_any()
         .downcast_ref::<A>()

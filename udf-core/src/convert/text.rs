@@ -46,7 +46,7 @@ impl<'a> StrReader<'a> {
     }
 }
 
-impl<'a> SqlType for &'a str {
+impl SqlType for &str {
     const ROOTS: RootSet = RootSet::CHARACTER;
 
     fn data_type() -> DataType {
@@ -127,7 +127,7 @@ impl StrBuilder {
     }
 }
 
-impl<'a> ResultValue for &'a str {
+impl ResultValue for &str {
     type Builder = StrBuilder;
 
     fn builder(data_type: &DataType, capacity: usize) -> Result<Self::Builder, Error> {
@@ -209,7 +209,7 @@ impl<'a> BinaryReader<'a> {
     }
 }
 
-impl<'a> SqlType for &'a [u8] {
+impl SqlType for &[u8] {
     const ROOTS: RootSet = RootSet::BINARY;
 
     fn data_type() -> DataType {
@@ -290,7 +290,7 @@ impl BytesBuilder {
     }
 }
 
-impl<'a> ResultValue for &'a [u8] {
+impl ResultValue for &[u8] {
     type Builder = BytesBuilder;
 
     fn builder(data_type: &DataType, capacity: usize) -> Result<Self::Builder, Error> {

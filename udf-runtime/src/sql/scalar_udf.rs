@@ -277,9 +277,11 @@ impl ScalarUDFImpl for ScalarUdf {
         Ok(arg_types
             .iter()
             .zip(&resolved.conversions)
-            .map(|(arrow, conversion)| match conversion {
-                Conversion::Keep => arrow.clone(),
-                Conversion::Cast(target) => target.to_arrow(),
+            .map(|(arrow, conversion)| match (conversion, arrow) {
+                // Readers take plain arrays: the engine unpacks dictionaries for us.
+                (Conversion::Keep, ArrowType::Dictionary(_, values)) => values.as_ref().clone(),
+                (Conversion::Keep, arrow) => arrow.clone(),
+                (Conversion::Cast(target), _) => target.to_arrow(),
             })
             .collect())
     }

@@ -1,0 +1,51 @@
+//! The generated input `src(id BIGINT)` = 1..=N, in memory, split into batches over the
+//! partitions; and draining a query's output without keeping it.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use udf_runtime::Session;
+use udf_runtime::datafusion::arrow::array::{Int64Array, RecordBatch};
+use udf_runtime::datafusion::arrow::datatypes::{DataType, Field, Schema};
+use udf_runtime::datafusion::datasource::MemTable;
+use udf_runtime::datafusion::error::Result;
+use udf_runtime::datafusion::physical_plan::execute_stream_partitioned;
+
+const BATCH_ROWS: u64 = 8192;
+
+pub fn register(session: &Session, rows: u64, partitions: usize) -> Result<()> {
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); partitions];
+    let mut start = 1;
+    let mut batch_index = 0;
+    while start <= rows {
+        let end = (start + BATCH_ROWS - 1).min(rows);
+        let ids = Int64Array::from_iter_values(start as i64..=end as i64);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)])?;
+        parts[batch_index % partitions].push(batch);
+        batch_index += 1;
+        start = end + 1;
+    }
+    session.register_table("src", Arc::new(MemTable::try_new(schema, parts)?))?;
+    Ok(())
+}
+
+/// Runs `sql` with every output partition driven concurrently; returns the row count.
+pub async fn drain(session: &Session, sql: &str) -> Result<u64> {
+    let df = session.sql(sql).await?;
+    let task_context = Arc::new(df.task_ctx());
+    let plan = df.create_physical_plan().await?;
+    let streams = execute_stream_partitioned(plan, task_context)?;
+    let counts = futures::future::try_join_all(streams.into_iter().map(|mut stream| {
+        tokio::spawn(async move {
+            let mut rows = 0u64;
+            while let Some(batch) = stream.next().await {
+                rows += batch?.num_rows() as u64;
+            }
+            Ok::<u64, udf_runtime::datafusion::error::DataFusionError>(rows)
+        })
+    }))
+    .await
+    .map_err(|e| udf_runtime::datafusion::error::DataFusionError::External(Box::new(e)))?;
+    counts.into_iter().sum()
+}
