@@ -168,3 +168,14 @@ fn overloads_and_varargs() {
     assert_eq!(call.row, 1, "the failing row is recorded");
     assert!(error.to_string().contains("invalid digit"), "{error}");
 }
+
+#[scalar_function(deterministic = false)]
+fn answer() -> i32 {
+    42
+}
+
+#[test]
+fn nullary_functions_fill_every_row() {
+    let out = run(&answer, 0, &[], 3, false).unwrap();
+    assert_eq!(out.as_any().downcast_ref::<Int32Array>().unwrap().values(), &[42, 42, 42]);
+}
