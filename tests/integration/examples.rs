@@ -10,7 +10,7 @@ use udf_examples::scalar::{
 };
 use udf_runtime::Session;
 
-use crate::support::{column, error, rows, session_with, strs};
+use crate::support::{column, column_types, error, rows, session_with, strs};
 
 /// `"hello".hashCode()` in Java.
 const HELLO_HASH: i32 = 99162322;
@@ -88,15 +88,11 @@ async fn overloaded_function_hints() {
             Value::Bytes(b"raw".to_vec()),
         ]]
     );
-    let types: Vec<String> = session
-        .sql("SELECT OverloadedFunction(1.5, 2.25) AS dec, OverloadedFunction(7) AS nested")
-        .await
-        .unwrap()
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| udf_core::DataType::from_arrow_field(f).unwrap().to_string())
-        .collect();
+    let types = column_types(
+        &session,
+        "SELECT OverloadedFunction(1.5, 2.25) AS dec, OverloadedFunction(7) AS nested",
+    )
+    .await;
     assert_eq!(
         types,
         [
@@ -129,19 +125,13 @@ async fn hash_function_accepts_any_type() {
 async fn literal_function_types_its_result_from_a_literal() {
     let session = Session::new();
     session.register(LiteralFunction).unwrap();
-    let df = session
-        .sql("SELECT LiteralFunction('42', 'INT') AS i, LiteralFunction('1.5', 'DOUBLE') AS d, LiteralFunction('x', 'STRING') AS s")
-        .await
-        .unwrap();
-    let types: Vec<String> = df
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| udf_core::DataType::from_arrow_field(f).unwrap().to_string())
-        .collect();
+    let sql = "SELECT LiteralFunction('42', 'INT') AS i, LiteralFunction('1.5', 'DOUBLE') AS d, LiteralFunction('x', 'STRING') AS s";
     // STRING is nullable, as in the Java example.
-    assert_eq!(types, ["INT NOT NULL", "DOUBLE NOT NULL", "STRING"]);
-    let result = crate::support::batches_to_rows(&df.collect().await.unwrap());
+    assert_eq!(
+        column_types(&session, sql).await,
+        ["INT NOT NULL", "DOUBLE NOT NULL", "STRING"]
+    );
+    let result = rows(&session, sql).await;
     assert_eq!(
         result,
         vec![vec![Value::Int(42), Value::Double(1.5), Value::from("x")]]

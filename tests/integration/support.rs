@@ -107,3 +107,16 @@ pub fn strs(values: &[Option<&str>]) -> Vec<Value> {
         .map(|v| v.map_or(Value::Null, Value::from))
         .collect()
 }
+
+/// The SQL types of a query's result columns, as text.
+pub async fn column_types(session: &Session, sql: &str) -> Vec<String> {
+    let df = session
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}\n{e}"));
+    df.schema()
+        .fields()
+        .iter()
+        .map(|f| DataType::from_arrow_field(f).expect("SQL type").to_string())
+        .collect()
+}

@@ -177,5 +177,8 @@ fn answer() -> i32 {
 #[test]
 fn nullary_functions_fill_every_row() {
     let out = run(&answer, 0, &[], 3, false).unwrap();
-    assert_eq!(out.as_any().downcast_ref::<Int32Array>().unwrap().values(), &[42, 42, 42]);
+    assert_eq!(
+        out.as_any().downcast_ref::<Int32Array>().unwrap().values(),
+        &[42, 42, 42]
+    );
 }

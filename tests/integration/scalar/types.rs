@@ -4,10 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use udf_core::prelude::*;
-use udf_core::types::DataType as SqlType;
 use udf_runtime::Session;
 
-use crate::support::{error, rows};
+use crate::support::{column_types, error, rows};
 
 #[derive(Clone, Debug, PartialEq, SqlRow)]
 struct Word {
@@ -175,16 +174,11 @@ async fn dates_times_decimals_and_bytes() {
 #[tokio::test]
 async fn result_types_are_declared_to_the_engine() {
     let session = session();
-    let df = session
-        .sql("SELECT describe('x') AS w, as_instant(TIMESTAMP '2024-01-01 00:00:00') AS t, with_tax(CAST(1 AS DECIMAL(10, 2))) AS d")
-        .await
-        .unwrap();
-    let types: Vec<String> = df
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| SqlType::from_arrow_field(f).unwrap().to_string())
-        .collect();
+    let types = column_types(
+        &session,
+        "SELECT describe('x') AS w, as_instant(TIMESTAMP '2024-01-01 00:00:00') AS t, with_tax(CAST(1 AS DECIMAL(10, 2))) AS d",
+    )
+    .await;
     assert_eq!(
         types,
         [
