@@ -3,6 +3,7 @@
 //! Each module names the Flink example it ports; `tests/` runs every one of them.
 //! `src/bin/quickstart.rs` puts several to work on the bundled dataset in `data/`.
 
+pub mod aggregate;
 pub mod java;
 pub mod scalar;
 

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one module per area.
 
+mod aggregate;
 mod conformance;
 mod examples;
 mod scalar;

@@ -7,6 +7,7 @@ use udf_core::arrow::array::{ArrayRef, RecordBatch};
 use udf_core::arrow::datatypes::{Field, Schema};
 use udf_core::types::DataType;
 use udf_runtime::Session;
+use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::prelude::SessionConfig;
 
 /// A table column: name, SQL type and values.
@@ -119,4 +120,20 @@ pub async fn column_types(session: &Session, sql: &str) -> Vec<String> {
         .iter()
         .map(|f| DataType::from_arrow_field(f).expect("SQL type").to_string())
         .collect()
+}
+
+/// A session whose table is split into `partitions` partitions (rows dealt round-robin),
+/// with as many target partitions, so aggregations run in two phases.
+pub fn partitioned_session(table: &str, columns: &[Column], partitions: usize) -> Session {
+    let whole = batch(columns);
+    let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); partitions];
+    for row in 0..whole.num_rows() {
+        parts[row % partitions].push(whole.slice(row, 1));
+    }
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    let provider = MemTable::try_new(whole.schema(), parts).expect("table");
+    session
+        .register_table(table, Arc::new(provider))
+        .expect("register table");
+    session
 }

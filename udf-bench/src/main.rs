@@ -99,11 +99,11 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
             let start = Instant::now();
             let rows = source::drain(&session, workload.sql).await?;
             let seconds = start.elapsed().as_secs_f64();
-            if rows != workload.expected_rows(options.rows) {
+            if rows != (workload.expected_rows)(options.rows) {
                 return Err(udf_runtime::datafusion::error::DataFusionError::Execution(
                     format!(
                         "workload {name} produced {rows} rows, expected {}",
-                        workload.expected_rows(options.rows)
+                        (workload.expected_rows)(options.rows)
                     ),
                 ));
             }

@@ -5,13 +5,16 @@ pub use std::result::Result;
 
 pub use arrow::array::{Array, ArrayRef};
 
+pub use crate::aggregate::{AggregateBatch, AggregateLogic, selected};
 pub use crate::convert::{
     ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, ResultValue, SqlType, StrBuilder,
     ValueBuilder, WriterReturn,
 };
 pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
-pub use crate::spec::{ArgSpec, ArgType, FunctionKind, FunctionSpec, OutputType, Signature};
+pub use crate::spec::{
+    ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature,
+};
 pub use crate::sql_row::{
     FieldReader, RowFieldValue, SqlRow, StructParts, field_builder, field_is_static,
     field_nullable, field_roots, row_field_types, struct_columns,
@@ -149,18 +152,18 @@ pub fn return_builder<R: FunctionReturn>(
     <R::Value as ResultValue>::builder(output, rows)
 }
 
-/// What `open` may return: `()` or `Result<(), E>`.
-pub trait OpenResult {
+/// What `open`, `accumulate`, `retract` and `merge` may return: `()` or `Result<(), E>`.
+pub trait UnitResult {
     fn into_result(self) -> Result<(), Error>;
 }
 
-impl OpenResult for () {
+impl UnitResult for () {
     fn into_result(self) -> Result<(), Error> {
         Ok(())
     }
 }
 
-impl<E: Into<Error>> OpenResult for Result<(), E> {
+impl<E: Into<Error>> UnitResult for Result<(), E> {
     fn into_result(self) -> Result<(), Error> {
         self.map_err(Into::into)
     }

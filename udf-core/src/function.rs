@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::aggregate::AggregateFunction;
 use crate::scalar::ScalarFunction;
 use crate::spec::FunctionSpec;
 
@@ -10,12 +11,14 @@ use crate::spec::FunctionSpec;
 #[derive(Clone)]
 pub enum Function {
     Scalar(Arc<dyn ScalarFunction>),
+    Aggregate(Arc<dyn AggregateFunction>),
 }
 
 impl Function {
     pub fn spec(&self) -> FunctionSpec {
         match self {
             Function::Scalar(f) => f.spec(),
+            Function::Aggregate(f) => f.spec(),
         }
     }
 }

@@ -21,6 +21,7 @@
 
 extern crate self as udf_core;
 
+mod aggregate;
 mod context;
 mod decimal;
 mod error;
@@ -40,17 +41,18 @@ pub mod __private;
 /// The SQL type system (Flink's logical types, their syntax and their Arrow mapping).
 pub use udf_types as types;
 
+pub use aggregate::{AggregateBatch, AggregateFunction, AggregateLogic, Emit, GroupAccumulators};
 pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
 pub use error::{Error, Result};
 pub use function::{Function, UserFunction};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
-pub use spec::{ArgSpec, ArgType, FunctionKind, FunctionSpec, OutputType, Signature};
+pub use spec::{ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature};
 pub use sql_row::SqlRow;
 pub use types::DataType;
 pub use value::{Row, Value};
 
-pub use udf_macros::{SqlRow, scalar_function};
+pub use udf_macros::{SqlRow, aggregate_function, scalar_function};
 
 /// Arrow, as this crate sees it (one version for the whole program).
 pub use arrow;

@@ -44,6 +44,17 @@ pub struct FunctionSpec {
     pub constant_folding: bool,
     /// The doc comment of the Rust item, if any.
     pub description: Option<String>,
+    /// Optional abilities (aggregate functions).
+    pub capabilities: Capabilities,
+}
+
+/// What an aggregate function can do beyond accumulating.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Capabilities {
+    /// `retract`: bounded OVER frames.
+    pub retract: bool,
+    /// `merge`: combining partial aggregates (several partitions, two-phase aggregation).
+    pub merge: bool,
 }
 
 impl FunctionSpec {
@@ -55,7 +66,13 @@ impl FunctionSpec {
             deterministic: true,
             constant_folding: true,
             description: None,
+            capabilities: Capabilities::default(),
         }
+    }
+
+    pub fn capabilities(mut self, capabilities: Capabilities) -> Self {
+        self.capabilities = capabilities;
+        self
     }
 
     pub fn signature(mut self, signature: Signature) -> Self {

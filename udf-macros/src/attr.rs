@@ -15,29 +15,43 @@ pub const DATA_TYPE: &str = "data_type";
 pub const VARARGS: &str = "varargs";
 pub const STATE: &str = "state";
 
-/// Options of `#[scalar_function(...)]` and the other function macros.
+/// Options of `#[scalar_function(...)]` and the other function macros; each macro says
+/// which keys it takes.
 #[derive(Default)]
 pub struct FunctionOptions {
     pub name: Option<LitStr>,
     pub deterministic: Option<LitBool>,
     pub constant_folding: Option<LitBool>,
+    /// `retract` / `merge`: capabilities an aggregate promises (checked against its methods).
+    pub retract: Option<syn::Path>,
+    pub merge: Option<syn::Path>,
 }
 
 impl FunctionOptions {
-    pub fn parse(macro_name: &str, args: TokenStream, cx: &Ctxt) -> FunctionOptions {
+    pub fn parse(
+        macro_name: &str,
+        allowed: &[&str],
+        args: TokenStream,
+        cx: &Ctxt,
+    ) -> FunctionOptions {
         let mut options = FunctionOptions::default();
         let parser = syn::meta::parser(|meta| {
-            if meta.path.is_ident("name") {
-                set_once(&meta, &mut options.name, "name")
-            } else if meta.path.is_ident("deterministic") {
-                set_once(&meta, &mut options.deterministic, "deterministic")
-            } else if meta.path.is_ident("constant_folding") {
-                set_once(&meta, &mut options.constant_folding, "constant_folding")
-            } else {
-                Err(meta.error(format!(
-                    "unknown option `{}` of #[{macro_name}]; expected one of `name`, `deterministic`, `constant_folding`",
-                    path_name(&meta)
-                )))
+            let key = path_name(&meta);
+            if !allowed.contains(&key.as_str()) {
+                let expected: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+                return Err(meta.error(format!(
+                    "unknown option `{key}` of #[{macro_name}]; expected one of {}",
+                    expected.join(", ")
+                )));
+            }
+            match key.as_str() {
+                "name" => set_once(&meta, &mut options.name, "name"),
+                "deterministic" => set_once(&meta, &mut options.deterministic, "deterministic"),
+                "constant_folding" => {
+                    set_once(&meta, &mut options.constant_folding, "constant_folding")
+                }
+                "retract" => set_flag(&meta, &mut options.retract, "retract"),
+                _ => set_flag(&meta, &mut options.merge, "merge"),
             }
         });
         if let Err(error) = parser.parse2(args) {
@@ -50,6 +64,23 @@ impl FunctionOptions {
         }
         options
     }
+}
+
+fn set_flag(
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<syn::Path>,
+    key: &str,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error(format!("duplicate `{key}`")));
+    }
+    if meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(format!(
+            "`{key}` is a flag: write `{key}`, not `{key} = ...`"
+        )));
+    }
+    *slot = Some(meta.path.clone());
+    Ok(())
 }
 
 fn path_name(meta: &ParseNestedMeta<'_>) -> String {

@@ -12,46 +12,50 @@ use syn::spanned::Spanned;
 use crate::signature::{EvalMethod, Receiver};
 use crate::types::{self, BufferKind};
 
-/// The body of `fn(this: &Self, call: &mut ScalarCall) -> Result<ArrayRef>` for `eval`.
-/// `target` is the path before the method name (`mix` or `<SumFunction>`). Every path that
-/// names a user type is spanned at that type, so a type error points at the user's code.
-pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
-    let method = &eval.ident;
-    let receiver = match eval.receiver {
-        Receiver::None => quote!(),
-        Receiver::Ref => quote!(this,),
-    };
+/// Reading the arguments of one evaluation method, shared by every kind of loop.
+struct Inputs {
+    /// Creates the readers (before the loop).
+    setup: TokenStream,
+    /// `(column, strict)` pairs for `Validity::of`.
+    strict: TokenStream,
+    /// Per row, before the call: gathers the varargs values.
+    fill: TokenStream,
+    /// The call's arguments after the receiver and leading parameters.
+    call_args: TokenStream,
+}
 
-    let inputs: Vec<_> = (0..eval.params.len())
+/// Every path that names a user type is spanned at that type, so a type error points at
+/// the user's code.
+fn inputs(eval: &EvalMethod) -> Inputs {
+    let names: Vec<_> = (0..eval.params.len())
         .map(|i| format_ident!("arg{i}"))
         .collect();
     let indices: Vec<_> = (0..eval.params.len()).collect();
-    let make_readers = eval
+    let mut setup: TokenStream = eval
         .params
         .iter()
-        .zip(&inputs)
+        .zip(&names)
         .enumerate()
         .map(|(i, (param, input))| {
             let ty = types::with_lifetimes(&param.ty, "'_");
             let name = &param.sql_name;
             let reader = quote_spanned!(param.ty.span()=> __udf::reader::<#ty>);
             quote!(let #input = #reader(&args[#i], #name)?;)
-        });
-
-    let kernel = kernel_tier(eval, target, &receiver);
-
+        })
+        .collect();
     let fixed = eval.params.len();
-    let (varargs_setup, varargs_strict, varargs_fill, varargs_arg) = match &eval.varargs {
+    let mut strict = quote!([#((&args[#indices], #names.strict)),*].into_iter());
+    let (fill, varargs_arg) = match &eval.varargs {
         Some(param) => {
             let ty = types::with_lifetimes(&param.ty, "'_");
             let name = &param.sql_name;
             let readers = quote_spanned!(param.ty.span()=> __udf::readers::<#ty>);
+            setup.extend(quote! {
+                let varargs_inputs = #readers(&args[#fixed..], #name)?;
+                let mut varargs: ::std::vec::Vec<#ty> = ::std::vec::Vec::with_capacity(varargs_inputs.len());
+            });
+            strict.extend(quote!(.chain(args[#fixed..].iter().zip(&varargs_inputs).map(|(column, input)| (column, input.strict)))));
             (
-                quote! {
-                    let varargs_inputs = #readers(&args[#fixed..], #name)?;
-                    let mut varargs: ::std::vec::Vec<#ty> = ::std::vec::Vec::with_capacity(varargs_inputs.len());
-                },
-                quote!(.chain(args[#fixed..].iter().zip(&varargs_inputs).map(|(column, input)| (column, input.strict)))),
                 quote! {
                     varargs.clear();
                     for input in &varargs_inputs {
@@ -61,14 +65,40 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
                 quote!(&varargs,),
             )
         }
-        None => (quote!(), quote!(), quote!(), quote!()),
+        None => (quote!(), quote!()),
     };
-
     let call_args = quote! {
-        #receiver
-        #(__udf::ArgReader::get(&#inputs.reader, row & #inputs.mask)?,)*
+        #(__udf::ArgReader::get(&#names.reader, row & #names.mask)?,)*
         #varargs_arg
     };
+    Inputs {
+        setup,
+        strict,
+        fill,
+        call_args,
+    }
+}
+
+fn receiver(eval: &EvalMethod) -> TokenStream {
+    match eval.receiver {
+        Receiver::None => quote!(),
+        Receiver::Ref => quote!(this,),
+    }
+}
+
+/// The body of `fn(this: &Self, call: &mut ScalarCall) -> Result<ArrayRef>` for `eval`.
+/// `target` is the path before the method name (`mix` or `<SumFunction>`).
+pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
+    let method = &eval.ident;
+    let receiver = receiver(eval);
+    let kernel = kernel_tier(eval, target, &receiver);
+    let Inputs {
+        setup,
+        strict,
+        fill,
+        call_args,
+    } = inputs(eval);
+    let call_args = quote!(#receiver #call_args);
 
     let (out_setup, evaluate, append_null, finish) = match (&eval.buffer, &eval.output) {
         (Some(buffer), output) => {
@@ -132,9 +162,8 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
         let rows = call.rows;
         let output = call.output;
         #kernel
-        #(#make_readers)*
-        #varargs_setup
-        let validity = __udf::Validity::of([#((&args[#indices], #inputs.strict)),*].into_iter()#varargs_strict);
+        #setup
+        let validity = __udf::Validity::of(#strict);
         if validity.is_all_null() {
             return ::std::result::Result::Ok(__udf::null_result(output, rows));
         }
@@ -145,10 +174,48 @@ pub fn batch_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
                 #append_null
                 continue;
             }
-            #varargs_fill
+            #fill
             #evaluate
         }
         #finish
+    }
+}
+
+/// The body of `fn(this: &Self, accs: &mut [Acc], batch: &mut AggregateBatch) -> Result<()>`:
+/// folds each selected row into the accumulator of its group with `accumulate` or `retract`.
+/// Rows with NULL in a strict parameter are skipped, as SQL aggregates skip NULL.
+pub fn fold_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
+    let method = &eval.ident;
+    let receiver = receiver(eval);
+    let Inputs {
+        setup,
+        strict,
+        fill,
+        call_args,
+    } = inputs(eval);
+    let unit = match &eval.output {
+        Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
+        None => quote!(__udf::UnitResult::into_result),
+    };
+    quote! {
+        let args: &[__udf::ArgColumn] = batch.args;
+        let groups: &[usize] = batch.groups;
+        let filter = batch.filter;
+        #setup
+        let validity = __udf::Validity::of(#strict);
+        if validity.is_all_null() {
+            return ::std::result::Result::Ok(());
+        }
+        for row in 0..batch.rows {
+            if !validity.is_valid(row) || !__udf::selected(filter, row) {
+                continue;
+            }
+            batch.row = row;
+            #fill
+            let acc = &mut accs[groups[row]];
+            #unit(#target::#method(#receiver acc, #call_args))?;
+        }
+        ::std::result::Result::Ok(())
     }
 }
 
@@ -193,8 +260,17 @@ fn kernel_tier(eval: &EvalMethod, target: &TokenStream, receiver: &TokenStream) 
 }
 
 /// `const` checks of hints against Rust types, evaluated by the compiler: a mismatch is
-/// a compile error at the hint (or at `optional`).
+/// a compile error at the hint (or at `optional`). Covers the parameters, and the result
+/// unless the method returns nothing SQL sees or the type is computed per call.
 pub fn compile_time_checks(eval: &EvalMethod, custom_output: bool) -> TokenStream {
+    let mut checks = param_checks(eval);
+    if let (None, Some(ret), false) = (&eval.buffer, &eval.output, custom_output) {
+        checks.extend(return_checks(ret, eval.output_hint.as_ref()));
+    }
+    checks
+}
+
+pub fn param_checks(eval: &EvalMethod) -> TokenStream {
     let mut checks = TokenStream::new();
     for param in eval.all_params() {
         let ty = types::with_lifetimes(&param.ty, "'static");
@@ -232,46 +308,48 @@ pub fn compile_time_checks(eval: &EvalMethod, custom_output: bool) -> TokenStrea
             ));
         }
     }
-    if let (None, Some(ret)) = (&eval.buffer, &eval.output) {
-        let ty = types::with_lifetimes(ret, "'static");
-        let shown = types::display(ret);
-        match &eval.output_hint {
-            Some(hint) => {
-                let root = crate::hint::root_tokens(&hint.data_type);
+    checks
+}
+
+/// Checks of a result type against its hint; without a hint, the type must have a SQL type.
+pub fn return_checks(ret: &syn::Type, hint: Option<&crate::hint::Hint>) -> TokenStream {
+    let ty = types::with_lifetimes(ret, "'static");
+    let shown = types::display(ret);
+    match hint {
+        Some(hint) => {
+            let root = crate::hint::root_tokens(&hint.data_type);
+            let message = format!(
+                "the type hint `{}` does not fit the Rust type `{shown}`",
+                hint.literal.value()
+            );
+            let mut checks = assert_const(
+                hint.literal.span(),
+                quote!(__udf::return_roots::<#ty>().contains(#root)),
+                &message,
+            );
+            if !hint.data_type.nullable {
                 let message = format!(
-                    "the type hint `{}` does not fit the Rust type `{shown}`",
-                    hint.literal.value()
+                    "`{shown}` may be NULL, but the type hint says NOT NULL: drop one of them"
                 );
                 checks.extend(assert_const(
                     hint.literal.span(),
-                    quote!(__udf::return_roots::<#ty>().contains(#root)),
-                    &message,
-                ));
-                if !hint.data_type.nullable {
-                    let message = format!(
-                        "`{shown}` may be NULL, but the type hint says NOT NULL: drop one of them"
-                    );
-                    checks.extend(assert_const(
-                        hint.literal.span(),
-                        quote!(!__udf::return_nullable::<#ty>()),
-                        &message,
-                    ));
-                }
-            }
-            None if !custom_output => {
-                let message = format!(
-                    "`{shown}` has no SQL type of its own: add #[data_type(\"...\")] to the function, or an `output_type` method"
-                );
-                checks.extend(assert_const(
-                    ret.span(),
-                    quote!(__udf::return_is_static::<#ty>()),
+                    quote!(!__udf::return_nullable::<#ty>()),
                     &message,
                 ));
             }
-            None => {}
+            checks
+        }
+        None => {
+            let message = format!(
+                "`{shown}` has no SQL type of its own: add #[data_type(\"...\")] to the function, or an `output_type` method"
+            );
+            assert_const(
+                ret.span(),
+                quote!(__udf::return_is_static::<#ty>()),
+                &message,
+            )
         }
     }
-    checks
 }
 
 pub fn assert_const(span: Span, condition: TokenStream, message: &str) -> TokenStream {

@@ -2,6 +2,7 @@
 //! model, checks it (collecting every error, each at the offending token) and expands it
 //! into trait impls against `udf_core::__private`.
 
+mod aggregate;
 mod attr;
 mod check;
 mod ctxt;
@@ -35,6 +36,26 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn scalar_function(args: TokenStream, input: TokenStream) -> TokenStream {
     scalar::expand(args.into(), input.into()).into()
+}
+
+/// Turns an `impl` block into a SQL aggregate function.
+///
+/// ```ignore
+/// #[aggregate_function]
+/// impl WeightedAvg {
+///     type Acc = WeightedAvgAccumulator;          // Default + Clone + Serialize + DeserializeOwned
+///     fn accumulate(acc: &mut Self::Acc, value: i64, weight: i32) { ... }
+///     fn retract(acc: &mut Self::Acc, value: i64, weight: i32) { ... }     // optional
+///     fn merge(acc: &mut Self::Acc, other: &Self::Acc) { ... }             // optional
+///     fn get_value(acc: &Self::Acc) -> Option<i64> { ... }
+/// }
+/// ```
+///
+/// Options: `name = "..."`, `deterministic = false`, and `retract` / `merge` to declare
+/// capabilities (a declared capability without its method is an error).
+#[proc_macro_attribute]
+pub fn aggregate_function(args: TokenStream, input: TokenStream) -> TokenStream {
+    aggregate::expand(args.into(), input.into()).into()
 }
 
 /// Makes a struct a SQL `ROW` type, field by field (`#[data_type("...")]` on a field

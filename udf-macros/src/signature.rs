@@ -38,10 +38,21 @@ pub struct Buffer {
     pub kind: BufferKind,
 }
 
+/// What an evaluation method gives back.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Returns {
+    /// The SQL result (scalar functions): a value, or text written into an `out` buffer.
+    Value,
+    /// Nothing SQL sees (`accumulate`, `retract`): `()` or `Result<()>`.
+    Nothing,
+}
+
 /// One evaluation method: a signature of the SQL function.
 pub struct EvalMethod {
     pub ident: Ident,
     pub receiver: Receiver,
+    /// Leading parameters that are not SQL arguments (the accumulator of `accumulate`).
+    pub leading: Vec<Type>,
     pub params: Vec<Param>,
     pub varargs: Option<Param>,
     pub buffer: Option<Buffer>,
@@ -54,15 +65,26 @@ pub struct EvalMethod {
 impl EvalMethod {
     /// Parses `signature` with `attrs` (the method's attributes; ours are removed).
     /// `kind` names the macro in messages, `receiver` is what this form of function expects.
+    /// `leading` parameters after the receiver are taken as they are (not SQL arguments).
     pub fn parse(
         signature: &mut syn::Signature,
         attrs: &mut Vec<syn::Attribute>,
         macro_name: &str,
         receiver: Receiver,
+        (leading, returns): (usize, Returns),
         cx: &Ctxt,
     ) -> EvalMethod {
         let output_hint =
             attr::take_one(attrs, attr::DATA_TYPE, cx).and_then(|a| attr::parse_data_type(&a, cx));
+        if let (Returns::Nothing, Some(hint)) = (returns, &output_hint) {
+            cx.error_spanned_by(
+                &hint.literal,
+                format!(
+                    "`{}` returns nothing SQL sees: put the result type hint on `get_value`",
+                    signature.ident
+                ),
+            );
+        }
         let varargs = attr::take_one(attrs, attr::VARARGS, cx);
         if let Some(flag) = &varargs {
             attr::check_flag(flag, cx);
@@ -83,12 +105,16 @@ impl EvalMethod {
         check_header(signature, macro_name, cx);
 
         let mut params = Vec::new();
+        let mut leading_types = Vec::new();
         let mut seen_receiver = false;
         for input in signature.inputs.iter_mut() {
             match input {
                 FnArg::Receiver(r) => {
                     seen_receiver = true;
                     check_receiver(r, receiver, macro_name, cx);
+                }
+                FnArg::Typed(pat_type) if leading_types.len() < leading => {
+                    leading_types.push((*pat_type.ty).clone());
                 }
                 FnArg::Typed(pat_type) => {
                     if let Some(param) = parse_param(pat_type, cx) {
@@ -105,14 +131,14 @@ impl EvalMethod {
         }
 
         let buffer = match params.last() {
-            Some(last) => types::output_buffer(&last.ty).map(|kind| {
+            Some(last) if returns == Returns::Value => types::output_buffer(&last.ty).map(|kind| {
                 let param = params.pop().expect("checked non-empty");
                 if let Some(a) = &param.hint {
                     cx.error_spanned_by(&a.literal, "put the result type hint on the function: #[data_type(\"...\")] above `fn`");
                 }
                 Buffer { kind }
             }),
-            None => None,
+            _ => None,
         };
 
         let varargs = match (varargs, params.last()) {
@@ -167,7 +193,7 @@ impl EvalMethod {
                 );
             }
         }
-        if buffer.is_none() && output.is_none() {
+        if returns == Returns::Value && buffer.is_none() && output.is_none() {
             cx.error_spanned_by(
                 &signature.ident,
                 "a scalar function must return a value (or write it into a last parameter `out: &mut String`)",
@@ -177,6 +203,7 @@ impl EvalMethod {
         EvalMethod {
             ident: signature.ident.clone(),
             receiver,
+            leading: leading_types,
             params,
             varargs,
             buffer,

@@ -83,3 +83,31 @@ pub fn display(ty: &Type) -> String {
         .replace("< ", "<")
         .replace(" ,", ",")
 }
+
+/// `&mut T` → `T`.
+pub fn mutable_referent(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Reference(r) if r.mutability.is_some() => Some(&r.elem),
+        _ => None,
+    }
+}
+
+/// Replaces `Self::Acc` with the accumulator type in a method (the `type Acc` item is
+/// removed from the impl, since inherent associated types are not stable Rust).
+pub fn replace_self_acc(method: &mut syn::ImplItemFn, acc: &Type) {
+    struct Replace<'a>(&'a Type);
+    impl VisitMut for Replace<'_> {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            if let Type::Path(TypePath { qself: None, path }) = ty
+                && path.segments.len() == 2
+                && path.segments[0].ident == "Self"
+                && path.segments[1].ident == "Acc"
+            {
+                *ty = self.0.clone();
+                return;
+            }
+            syn::visit_mut::visit_type_mut(self, ty);
+        }
+    }
+    Replace(acc).visit_impl_item_fn_mut(method);
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
-use udf_core::{FunctionKind, FunctionSpec};
+use udf_core::{Capabilities, FunctionKind, FunctionSpec};
 
 /// One registered function.
 #[derive(Clone)]
@@ -68,6 +68,7 @@ pub struct FunctionInfo {
     pub signatures: Vec<String>,
     pub deterministic: bool,
     pub constant_folding: bool,
+    pub capabilities: Capabilities,
     pub description: Option<String>,
 }
 
@@ -79,6 +80,7 @@ impl FunctionInfo {
             signatures: entry.spec.signature_lines(&entry.name),
             deterministic: entry.spec.deterministic,
             constant_folding: entry.spec.constant_folding,
+            capabilities: entry.spec.capabilities,
             description: entry.spec.description.clone(),
         }
     }
@@ -93,6 +95,12 @@ impl fmt::Display for FunctionInfo {
         }
         if !self.constant_folding {
             f.write_str(", no constant folding")?;
+        }
+        if self.capabilities.retract {
+            f.write_str(", retract")?;
+        }
+        if self.capabilities.merge {
+            f.write_str(", merge")?;
         }
         f.write_str(")")?;
         for signature in &self.signatures {

@@ -5,9 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
-use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
-use datafusion::logical_expr::expr::ScalarFunction as ScalarFunctionExpr;
-use datafusion::logical_expr::{Expr, ScalarUDF, lit};
+use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::{Expr, lit};
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use udf_core::{Function, Metrics, UserFunction};
 
@@ -15,7 +14,7 @@ use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use crate::sql::config::JobParameters;
 use crate::sql::query_planner::UdfQueryPlanner;
-use crate::sql::scalar_udf::ScalarUdf;
+use crate::sql::registration::EngineFunction;
 use crate::sql::statement;
 
 /// An embedded SQL engine (DataFusion) with user-defined functions.
@@ -107,42 +106,22 @@ impl Session {
             );
         }
         let spec = Arc::new(function.spec());
-        let udf = self.scalar_udf(&name, &function, spec.clone())?;
+        let engine = EngineFunction::new(&name, &function, spec.clone(), &self.metrics)?;
         self.catalog
             .insert(CatalogEntry {
                 name: name.clone(),
                 spec,
             })
             .map_err(|e| plan_datafusion_err!("{e}"))?;
-        self.context.register_udf(udf);
+        engine.register(&self.context);
         Ok(())
-    }
-
-    fn scalar_udf(
-        &self,
-        name: &str,
-        function: &Function,
-        spec: Arc<udf_core::FunctionSpec>,
-    ) -> Result<ScalarUDF> {
-        match function {
-            Function::Scalar(f) => Ok(ScalarUDF::new_from_impl(ScalarUdf::new(
-                name,
-                f.clone(),
-                spec,
-                self.metrics.clone(),
-            ))),
-            other => plan_err!(
-                "`{name}` is a {} function, which this runtime cannot run yet",
-                other.spec().kind
-            ),
-        }
     }
 
     /// Removes a function; `false` if no function has that name.
     pub fn drop_function(&self, name: &str) -> bool {
         match self.catalog.remove(name) {
             Some(entry) => {
-                self.context.deregister_udf(&entry.name);
+                EngineFunction::deregister(&self.context, &entry.name, entry.spec.kind);
                 true
             }
             None => false,
@@ -196,8 +175,7 @@ impl Session {
             .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
         let args = arguments::bind(&entry.name, &entry.spec, args, |_| lit(ScalarValue::Null))
             .map_err(|e| plan_datafusion_err!("{e}"))?;
-        let udf = self.context.udf(&entry.name)?;
-        Ok(Expr::ScalarFunction(ScalarFunctionExpr::new_udf(udf, args)))
+        Ok(EngineFunction::registered(&self.context, &entry.name, entry.spec.kind)?.call(args))
     }
 
     /// A call of a function that is not registered (Flink's `call(MyFunction.class, ...)`).
@@ -212,11 +190,8 @@ impl Session {
         // gets a name of its own (two differently configured instances must stay apart).
         let n = self.inline_calls.fetch_add(1, Ordering::Relaxed) + 1;
         let name = format!("{}_inline_{n}", normalize(&spec.name));
-        let udf = self.scalar_udf(&name, &function, spec)?;
-        Ok(Expr::ScalarFunction(ScalarFunctionExpr::new_udf(
-            Arc::new(udf),
-            args.into_iter().collect(),
-        )))
+        Ok(EngineFunction::new(&name, &function, spec, &self.metrics)?
+            .call(args.into_iter().collect()))
     }
 
     /// Sets a global job parameter, which functions read in `open`

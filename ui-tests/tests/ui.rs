@@ -18,6 +18,7 @@ fn ui() {
         "attribute_placement",
         "signature",
         "sql_row",
+        "aggregate",
     ] {
         t.compile_fail(format!("cases/{class}/*.rs"));
     }

@@ -3,6 +3,9 @@
 //!
 //! Run with `cargo run -p udf-examples --bin quickstart`.
 
+use udf_examples::aggregate::{
+    string_concat::StringConcatFunction, weighted_average::WeightedAverageFunction,
+};
 use udf_examples::scalar::{
     hash_code::HashCodeFunction, power::PowerFunction, string_hash::StringHashFunction,
     substring::SubstringFunction, substring::substring,
@@ -31,6 +34,8 @@ async fn main() -> udf_runtime::datafusion::error::Result<()> {
     session.register(StringHashFunction)?;
     session.register(PowerFunction)?;
     session.register(HashCodeFunction::default())?;
+    session.register(WeightedAverageFunction)?;
+    session.register(StringConcatFunction)?;
     session.set_job_parameter("hashcode_factor", "31");
 
     println!("Registered functions:");
@@ -55,6 +60,11 @@ async fn main() -> udf_runtime::datafusion::error::Result<()> {
             "A function configured by a job parameter, inside an aggregation",
             "SELECT customer, hashCode(customer) AS customer_hash, SUM(price * quantity) AS spent \
              FROM orders GROUP BY customer ORDER BY spent DESC",
+        ),
+        (
+            "Aggregate functions: a weighted average and a string concatenation per customer",
+            "SELECT customer, weighted_avg(price, quantity) AS avg_price, string_concat(product, ' + ') AS products \
+             FROM orders GROUP BY customer ORDER BY customer",
         ),
     ];
     for (title, sql) in queries {

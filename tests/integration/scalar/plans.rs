@@ -1,5 +1,9 @@
 //! Snapshots: EXPLAIN of a query with a scalar UDF, and the catalog of the example functions.
 
+use udf_examples::aggregate::{
+    efficient_aggregate::EfficientAggregateFunction, string_concat::StringConcatFunction,
+    weighted_average::WeightedAverageFunction, weighted_avg::WeightedAvg,
+};
 use udf_examples::scalar::{
     complex_return::complex_return, configurable::ConfigurableFunction,
     efficient_string::EfficientStringFunction, hash::hash_function, hash_code::HashCodeFunction,
@@ -54,10 +58,26 @@ fn catalog_lists_every_example_with_its_signatures() {
         .unwrap();
     session.register(ResourceFunction::default()).unwrap();
     session.register(EfficientStringFunction).unwrap();
+    session.register(WeightedAvg).unwrap();
+    session.register(WeightedAverageFunction).unwrap();
+    session.register(StringConcatFunction).unwrap();
+    session.register(EfficientAggregateFunction).unwrap();
     let listing: Vec<String> = session
         .functions()
         .iter()
         .map(ToString::to_string)
         .collect();
     insta::assert_snapshot!(listing.join("\n"));
+}
+
+#[tokio::test]
+async fn explain_shows_a_two_phase_aggregation() {
+    let session = crate::support::partitioned_session("sales", &crate::aggregate::sales(), 2);
+    session.register(WeightedAverageFunction).unwrap();
+    let plan = explain(
+        &session,
+        "SELECT category, weighted_avg(price, quantity) AS avg FROM sales GROUP BY category",
+    )
+    .await;
+    insta::assert_snapshot!(plan);
 }

@@ -1,6 +1,7 @@
 //! The workloads: a query over `src`, the functions it needs, and the baseline it is
 //! compared with. Add a module per group of workloads and list them in `ALL`.
 
+mod aggregate;
 mod scalar;
 
 use udf_runtime::Session;
@@ -13,17 +14,22 @@ pub struct Workload {
     pub setup: fn(&Session) -> Result<()>,
     /// The workload this one is measured against (`ratio name/baseline`).
     pub baseline: Option<&'static str>,
-    /// Output rows per input row.
-    pub rows_per_input: u64,
+    /// Output rows for a given number of input rows.
+    pub expected_rows: fn(u64) -> u64,
 }
 
-impl Workload {
-    pub fn expected_rows(&self, input: u64) -> u64 {
-        input * self.rows_per_input
-    }
+/// One output row per input row.
+pub fn same_rows(rows: u64) -> u64 {
+    rows
 }
 
-pub const ALL: &[Workload] = &[scalar::SCALAR, scalar::BUILTIN_EXPR, scalar::PASSTHROUGH];
+pub const ALL: &[Workload] = &[
+    scalar::SCALAR,
+    scalar::BUILTIN_EXPR,
+    scalar::PASSTHROUGH,
+    aggregate::AGG,
+    aggregate::AGG_BUILTIN,
+];
 
 pub fn find(name: &str) -> Option<&'static Workload> {
     ALL.iter().find(|w| w.name == name)

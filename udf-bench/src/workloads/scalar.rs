@@ -4,7 +4,7 @@ use udf_core::prelude::*;
 use udf_runtime::Session;
 use udf_runtime::datafusion::error::Result;
 
-use super::{Workload, no_functions};
+use super::{Workload, no_functions, same_rows};
 
 /// `a * 31 + b`, wrapping like the engine's own integer arithmetic.
 #[scalar_function]
@@ -21,7 +21,7 @@ pub const SCALAR: Workload = Workload {
     sql: "SELECT mix(id, id % 1000) FROM src",
     setup: register_mix,
     baseline: Some("builtin_expr"),
-    rows_per_input: 1,
+    expected_rows: same_rows,
 };
 
 pub const BUILTIN_EXPR: Workload = Workload {
@@ -29,7 +29,7 @@ pub const BUILTIN_EXPR: Workload = Workload {
     sql: "SELECT id * 31 + id % 1000 FROM src",
     setup: no_functions,
     baseline: None,
-    rows_per_input: 1,
+    expected_rows: same_rows,
 };
 
 pub const PASSTHROUGH: Workload = Workload {
@@ -37,5 +37,5 @@ pub const PASSTHROUGH: Workload = Workload {
     sql: "SELECT id FROM src",
     setup: no_functions,
     baseline: None,
-    rows_per_input: 1,
+    expected_rows: same_rows,
 };

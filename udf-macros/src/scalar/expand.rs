@@ -102,7 +102,7 @@ fn lifecycle(def: &ScalarDef) -> TokenStream {
     let open = def.open.as_ref().map(|method| {
         quote! {
             fn open(&mut self, context: &__udf::FunctionContext) -> __udf::Result<(), __udf::Error> {
-                __udf::OpenResult::into_result(<#self_ty>::#method(self, context))
+                __udf::UnitResult::into_result(<#self_ty>::#method(self, context))
             }
         }
     });

@@ -10,7 +10,7 @@ use syn::{Ident, ImplItem, Item, Type};
 use crate::attr::{self, FunctionOptions};
 use crate::check;
 use crate::ctxt::Ctxt;
-use crate::signature::{EvalMethod, Receiver};
+use crate::signature::{EvalMethod, Receiver, Returns};
 
 const MACRO: &str = "scalar_function";
 
@@ -30,7 +30,12 @@ pub struct ScalarDef {
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
-    let options = FunctionOptions::parse(MACRO, args, &cx);
+    let options = FunctionOptions::parse(
+        MACRO,
+        &["name", "deterministic", "constant_folding"],
+        args,
+        &cx,
+    );
     let item = match syn::parse2::<Item>(input) {
         Ok(item) => item,
         Err(error) => return error.to_compile_error(),
@@ -57,6 +62,7 @@ pub fn item_keyword(item: &Item) -> TokenStream {
         Item::Enum(e) => e.enum_token.into_token_stream(),
         Item::Trait(t) => t.trait_token.into_token_stream(),
         Item::Mod(m) => m.mod_token.into_token_stream(),
+        Item::Fn(f) => f.sig.fn_token.into_token_stream(),
         other => other.to_token_stream(),
     }
 }
@@ -96,6 +102,7 @@ fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> Tok
         &mut function.attrs,
         MACRO,
         Receiver::None,
+        (0, Returns::Value),
         &cx,
     );
     eval.ident = Ident::new("eval", function.sig.ident.span());
@@ -185,6 +192,7 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
                 &mut method.attrs,
                 MACRO,
                 Receiver::Ref,
+                (0, Returns::Value),
                 &cx,
             ));
             continue;

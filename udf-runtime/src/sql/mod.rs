@@ -1,6 +1,10 @@
 //! Everything that talks to DataFusion.
 
+pub mod aggregate_udf;
+pub mod binding;
+pub mod capabilities;
 pub mod config;
 pub mod query_planner;
+pub mod registration;
 pub mod scalar_udf;
 pub mod statement;

@@ -15,6 +15,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan, ScalarUDF};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 
+use super::capabilities;
 use super::scalar_udf::ScalarUdf;
 
 #[derive(Debug, Default)]
@@ -27,10 +28,13 @@ impl QueryPlanner for UdfQueryPlanner {
         logical_plan: &LogicalPlan,
         session_state: &dyn Session,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        capabilities::check_window_frames(logical_plan)?;
         let plan = with_query_instances(logical_plan.clone())?;
-        DefaultPhysicalPlanner::default()
+        let physical = DefaultPhysicalPlanner::default()
             .create_physical_plan(&plan, session_state)
-            .await
+            .await?;
+        capabilities::check_partial_aggregates(&physical)?;
+        Ok(physical)
     }
 }
 

@@ -4,14 +4,12 @@
 //! widening) picks the overload in `coerce_types`, and the same resolution finds it again
 //! from the coerced types in `return_field_from_args` and at run time.
 
-use std::any::Any;
 use std::hash::{Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, new_null_array};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, FieldRef};
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_datafusion_err};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature as DfSignature,
@@ -23,8 +21,9 @@ use udf_core::{
     ScalarFunction, Value,
 };
 
+use super::binding;
 use super::config::JobParameters;
-use crate::resolve::{self, Conversion};
+use crate::resolve;
 
 /// A registered scalar function, or one query's instance of it.
 pub struct ScalarUdf {
@@ -107,7 +106,7 @@ impl ScalarUdf {
                 Err(panic) => Err(format!(
                     "function `{}` panicked in open: {}",
                     self.name,
-                    panic_message(&panic)
+                    binding::panic_message(&panic)
                 )),
             }
         });
@@ -115,26 +114,6 @@ impl ScalarUdf {
             Ok(instance) => Ok(instance.as_ref()),
             Err(message) => exec_err!("{message}"),
         }
-    }
-
-    fn resolve(&self, types: &[Option<DataType>]) -> Result<resolve::Resolved> {
-        resolve::resolve(&self.name, &self.spec, types)
-            .map_err(|message| plan_datafusion_err!("{message}"))
-    }
-
-    /// The arguments' SQL types; `None` for the NULL literal.
-    fn sql_types<'a>(
-        &self,
-        types: impl Iterator<Item = &'a ArrowType>,
-    ) -> Result<Vec<Option<DataType>>> {
-        types
-            .map(|t| match t {
-                ArrowType::Null => Ok(None),
-                t => DataType::from_arrow(t)
-                    .map(Some)
-                    .map_err(|e| plan_datafusion_err!("function `{}`: {e}", self.name)),
-            })
-            .collect()
     }
 
     /// Runs one batch, turning errors and panics into errors that name the function, the row
@@ -175,52 +154,14 @@ impl ScalarUdf {
                 } else {
                     call.row
                 };
-                (row, format!("panicked: {}", panic_message(&panic)))
+                (row, format!("panicked: {}", binding::panic_message(&panic)))
             }
         };
-        let values = self.describe_row(signature, args, row);
+        let values = binding::describe_row(&self.spec, signature, args, row);
         exec_err!(
             "function `{}` {message} (row {row} of the batch, arguments: {values})",
             self.name
         )
-    }
-
-    fn describe_row(&self, signature: usize, args: &[ArgColumn], row: usize) -> String {
-        let signature = &self.spec.signatures[signature];
-        let options = FormatOptions::default().with_null("NULL");
-        let mut parts = Vec::with_capacity(args.len());
-        for (i, column) in args.iter().enumerate() {
-            let name = signature
-                .args
-                .get(i)
-                .or(signature.varargs.as_ref())
-                .map_or("?", |a| a.name.as_str());
-            let array = column.values();
-            let index = row & column.index_mask();
-            let value = match ArrayFormatter::try_new(array, &options) {
-                Ok(formatter) if index < array.len() => {
-                    let text = formatter.value(index).to_string();
-                    let quoted = matches!(
-                        array.data_type(),
-                        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
-                    ) && !array.is_null(index);
-                    if quoted { format!("'{text}'") } else { text }
-                }
-                _ => "?".to_owned(),
-            };
-            parts.push(format!("{name} => {value}"));
-        }
-        parts.join(", ")
-    }
-}
-
-fn panic_message(panic: &Box<dyn Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
     }
 }
 
@@ -272,23 +213,13 @@ impl ScalarUDFImpl for ScalarUdf {
     }
 
     fn coerce_types(&self, arg_types: &[ArrowType]) -> Result<Vec<ArrowType>> {
-        let types = self.sql_types(arg_types.iter())?;
-        let resolved = self.resolve(&types)?;
-        Ok(arg_types
-            .iter()
-            .zip(&resolved.conversions)
-            .map(|(arrow, conversion)| match (conversion, arrow) {
-                // Readers take plain arrays: the engine unpacks dictionaries for us.
-                (Conversion::Keep, ArrowType::Dictionary(_, values)) => values.as_ref().clone(),
-                (Conversion::Keep, arrow) => arrow.clone(),
-                (Conversion::Cast(target), _) => target.to_arrow(),
-            })
-            .collect())
+        binding::coerce(&self.name, &self.spec, arg_types)
     }
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        let types = self.sql_types(args.arg_fields.iter().map(|f| f.data_type()))?;
-        let resolved = self.resolve(&types)?;
+        let types = binding::sql_types(&self.name, args.arg_fields.iter().map(|f| f.data_type()))?;
+        let resolved = resolve::resolve(&self.name, &self.spec, &types)
+            .map_err(|m| plan_datafusion_err!("{m}"))?;
         let signature = &self.spec.signatures[resolved.signature];
         let declared = match &signature.output {
             OutputType::Fixed(t) => t.clone(),
@@ -334,8 +265,9 @@ impl ScalarUDFImpl for ScalarUdf {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let instance = self.instance(&args)?;
-        let types = self.sql_types(args.arg_fields.iter().map(|f| f.data_type()))?;
-        let resolved = self.resolve(&types)?;
+        let types = binding::sql_types(&self.name, args.arg_fields.iter().map(|f| f.data_type()))?;
+        let resolved = resolve::resolve(&self.name, &self.spec, &types)
+            .map_err(|m| plan_datafusion_err!("{m}"))?;
         let signature = &self.spec.signatures[resolved.signature];
         let output = DataType::from_arrow_field(args.return_field.as_ref())
             .map_err(|e| DataFusionError::Internal(format!("function `{}`: {e}", self.name)))?;

@@ -1,0 +1,102 @@
+//! A capability the query needs but the function lacks is a planning error naming both.
+
+use udf_core::Value;
+use udf_core::prelude::*;
+use udf_examples::aggregate::efficient_aggregate::EfficientAggregateFunction;
+use udf_examples::aggregate::weighted_avg::WeightedAvg;
+
+use super::sales;
+use crate::support::{column, error, partitioned_session, rows, session_with};
+
+#[tokio::test]
+async fn bounded_frames_need_retract() {
+    let session = partitioned_session("sales", &sales(), 1);
+    session.register(EfficientAggregateFunction).unwrap();
+    let message = error(
+        &session,
+        "SELECT efficient_avg(price) OVER (ORDER BY quantity ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM sales",
+    )
+    .await;
+    assert!(
+        message.contains("aggregate function `efficient_avg` has no `retract`, which the window frame `ROWS BETWEEN 2 PRECEDING AND CURRENT ROW` needs"),
+        "{message}"
+    );
+}
+
+fn orders() -> Vec<crate::support::Column> {
+    vec![
+        column(
+            "myField",
+            "BIGINT",
+            (0..6).map(|i| Value::BigInt(i % 2)).collect(),
+        ),
+        column("weight", "INT", (0..6).map(|i| Value::Int(i + 1)).collect()),
+    ]
+}
+
+#[tokio::test]
+async fn partial_aggregation_needs_merge() {
+    let sql = "SELECT \"myField\", WeightedAvg(\"myField\", weight) FROM MyTable GROUP BY \"myField\" ORDER BY \"myField\"";
+    let session = partitioned_session("MyTable", &orders(), 2);
+    session.register(WeightedAvg).unwrap();
+    let message = error(&session, sql).await;
+    assert!(
+        message.contains("aggregate function `weightedavg` has no `merge`, which this query needs to combine the partial aggregates of 2 input partitions"),
+        "{message}"
+    );
+
+    // One partition aggregates in one phase: no merge needed (the guide's query).
+    let session = partitioned_session("MyTable", &orders(), 1);
+    session.register(WeightedAvg).unwrap();
+    // weights 1..6: group 0 has weights 1, 3, 5; group 1 has 2, 4, 6.
+    assert_eq!(
+        rows(&session, sql).await,
+        vec![
+            vec![Value::BigInt(0), Value::BigInt(0)],
+            vec![Value::BigInt(1), Value::BigInt(1)]
+        ]
+    );
+}
+
+#[derive(Clone, Default)]
+struct Fragile;
+
+#[aggregate_function]
+impl Fragile {
+    fn accumulate(acc: &mut i64, value: i64) -> Result<()> {
+        if value == 13 {
+            bail!("unlucky value");
+        }
+        if value == 7 {
+            panic!("cannot take {value}");
+        }
+        *acc += value;
+        Ok(())
+    }
+
+    fn get_value(acc: &i64) -> i64 {
+        *acc
+    }
+}
+
+#[tokio::test]
+async fn errors_and_panics_name_the_function_and_row() {
+    let session = session_with(
+        "t",
+        &[column(
+            "v",
+            "BIGINT",
+            vec![Value::BigInt(1), Value::BigInt(13)],
+        )],
+    );
+    session.register(Fragile).unwrap();
+    let message = error(&session, "SELECT fragile(v) FROM t").await;
+    assert!(
+        message.contains("aggregate function `fragile` failed: unlucky value (row 1 of the batch, arguments: value => 13)"),
+        "{message}"
+    );
+    let session = session_with("t", &[column("v", "BIGINT", vec![Value::BigInt(7)])]);
+    session.register(Fragile).unwrap();
+    let message = error(&session, "SELECT v % 2, fragile(v) FROM t GROUP BY v % 2").await;
+    assert!(message.contains("aggregate function `fragile` panicked: cannot take 7 (row 0 of the batch, arguments: value => 7)"), "{message}");
+}

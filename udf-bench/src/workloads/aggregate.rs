@@ -1,0 +1,60 @@
+//! A weighted average as a user-defined aggregate against the same arithmetic in built-in
+//! aggregates, grouped into 1000 groups.
+
+use serde::{Deserialize, Serialize};
+use udf_core::prelude::*;
+use udf_runtime::Session;
+use udf_runtime::datafusion::error::Result;
+
+use super::{Workload, no_functions};
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct WeightedSum {
+    sum: i64,
+    weight: i64,
+}
+
+/// `SUM(v * w) / SUM(w)` in integer arithmetic, as one aggregate.
+#[derive(Clone)]
+struct WeightedAverage;
+
+#[aggregate_function(name = "wavg", merge)]
+impl WeightedAverage {
+    fn accumulate(acc: &mut WeightedSum, v: i64, w: i64) {
+        acc.sum = acc.sum.wrapping_add(v.wrapping_mul(w));
+        acc.weight = acc.weight.wrapping_add(w);
+    }
+
+    fn merge(acc: &mut WeightedSum, other: &WeightedSum) {
+        acc.sum = acc.sum.wrapping_add(other.sum);
+        acc.weight = acc.weight.wrapping_add(other.weight);
+    }
+
+    fn get_value(acc: &WeightedSum) -> Option<i64> {
+        (acc.weight != 0).then(|| acc.sum / acc.weight)
+    }
+}
+
+fn register_wavg(session: &Session) -> Result<()> {
+    session.register(WeightedAverage)
+}
+
+fn thousand_groups(rows: u64) -> u64 {
+    rows.min(1000)
+}
+
+pub const AGG: Workload = Workload {
+    name: "agg",
+    sql: "SELECT k, wavg(v, w) FROM (SELECT id % 1000 AS k, id AS v, id % 7 + 1 AS w FROM src) GROUP BY k",
+    setup: register_wavg,
+    baseline: Some("agg_builtin"),
+    expected_rows: thousand_groups,
+};
+
+pub const AGG_BUILTIN: Workload = Workload {
+    name: "agg_builtin",
+    sql: "SELECT k, SUM(v * w) / SUM(w) FROM (SELECT id % 1000 AS k, id AS v, id % 7 + 1 AS w FROM src) GROUP BY k",
+    setup: no_functions,
+    baseline: None,
+    expected_rows: thousand_groups,
+};

@@ -1,0 +1,242 @@
+//! The vectorized contract of aggregate functions, implemented by `#[aggregate_function]`.
+//!
+//! Accumulators of all groups live in one `Vec` indexed by group: no per-group boxing.
+//! Partial aggregates travel between stages as one binary value per group (the accumulator
+//! encoded with postcard), which `merge` folds into the final accumulators.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BinaryArray, BinaryBuilder, BooleanArray};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Error;
+use crate::scalar::ArgColumn;
+use crate::spec::FunctionSpec;
+use crate::types::DataType;
+
+/// An aggregate function in vectorized form.
+pub trait AggregateFunction: Send + Sync + 'static {
+    fn spec(&self) -> FunctionSpec;
+
+    /// Empty accumulators for calls of signature `signature` with result type `output`.
+    fn create_groups(
+        self: Arc<Self>,
+        signature: usize,
+        output: DataType,
+    ) -> Box<dyn GroupAccumulators>;
+}
+
+/// The accumulators of every group of one aggregation.
+pub trait GroupAccumulators: Send + Sync {
+    /// `accumulate` for each selected row, into the accumulator of its group.
+    fn accumulate(&mut self, batch: &mut AggregateBatch<'_>) -> Result<(), Error>;
+
+    /// `retract` for each selected row (bounded OVER frames).
+    fn retract(&mut self, batch: &mut AggregateBatch<'_>) -> Result<(), Error>;
+
+    /// Folds encoded partial accumulators (from [`GroupAccumulators::state`]) into the groups.
+    fn merge(
+        &mut self,
+        states: &dyn Array,
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<(), Error>;
+
+    /// The encoded accumulators of the emitted groups, which are removed.
+    fn state(&mut self, emit: Emit) -> Result<ArrayRef, Error>;
+
+    /// The results of the emitted groups, which are removed.
+    fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, Error>;
+
+    /// The result of one group, which stays (OVER windows evaluate after every row).
+    fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, Error>;
+
+    /// The encoded accumulator of one group, which stays.
+    fn state_group(&mut self, group: usize) -> Result<ArrayRef, Error>;
+
+    /// Memory held, in bytes (an estimate: heap data inside accumulators is not counted).
+    fn size(&self) -> usize;
+}
+
+/// Which groups to emit: all, or the first `n` (later groups move down by `n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    All,
+    First(usize),
+}
+
+/// Rows to fold into accumulators.
+pub struct AggregateBatch<'a> {
+    /// One column per argument, already of the parameter types.
+    pub args: &'a [ArgColumn],
+    pub rows: usize,
+    /// The group of each row.
+    pub groups: &'a [usize],
+    /// Number of groups seen so far (accumulators to keep).
+    pub total_groups: usize,
+    /// Rows to skip (`FILTER (WHERE ...)`): only rows where it is true are folded.
+    pub filter: Option<&'a BooleanArray>,
+    /// The row being folded, kept up to date so an error can name it.
+    pub row: usize,
+}
+
+impl AggregateBatch<'_> {
+    /// Whether `row` passes the FILTER clause.
+    #[inline]
+    pub fn selected(&self, row: usize) -> bool {
+        selected(self.filter, row)
+    }
+}
+
+/// Whether `row` passes a FILTER clause (true, not NULL).
+#[inline]
+pub fn selected(filter: Option<&BooleanArray>, row: usize) -> bool {
+    filter.is_none_or(|f| f.is_valid(row) && f.value(row))
+}
+
+/// What `#[aggregate_function]` implements; [`AggregateFunction`] follows from it.
+pub trait AggregateLogic: Send + Sync + Sized + 'static {
+    type Acc: Default + Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+
+    fn spec(&self) -> FunctionSpec;
+
+    fn accumulate(
+        &self,
+        signature: usize,
+        accs: &mut [Self::Acc],
+        batch: &mut AggregateBatch<'_>,
+    ) -> Result<(), Error>;
+
+    /// Only called when the spec declares the retract capability.
+    fn retract(
+        &self,
+        signature: usize,
+        accs: &mut [Self::Acc],
+        batch: &mut AggregateBatch<'_>,
+    ) -> Result<(), Error>;
+
+    /// Only called when the spec declares the merge capability.
+    fn merge(&self, acc: &mut Self::Acc, other: &Self::Acc) -> Result<(), Error>;
+
+    /// The result of each accumulator, as a column of type `output`.
+    fn evaluate(&self, accs: &[Self::Acc], output: &DataType) -> Result<ArrayRef, Error>;
+}
+
+impl<T: AggregateLogic> AggregateFunction for T {
+    fn spec(&self) -> FunctionSpec {
+        AggregateLogic::spec(self)
+    }
+
+    fn create_groups(
+        self: Arc<Self>,
+        signature: usize,
+        output: DataType,
+    ) -> Box<dyn GroupAccumulators> {
+        Box::new(Groups {
+            logic: self,
+            signature,
+            output,
+            accs: Vec::new(),
+        })
+    }
+}
+
+/// One accumulator per group, in group order.
+struct Groups<T: AggregateLogic> {
+    logic: Arc<T>,
+    signature: usize,
+    output: DataType,
+    accs: Vec<T::Acc>,
+}
+
+impl<T: AggregateLogic> Groups<T> {
+    fn grow(&mut self, total_groups: usize) {
+        if self.accs.len() < total_groups {
+            self.accs.resize_with(total_groups, T::Acc::default);
+        }
+    }
+
+    fn encode(accs: &[T::Acc]) -> Result<ArrayRef, Error> {
+        let mut out = BinaryBuilder::with_capacity(accs.len(), accs.len() * 16);
+        let mut buffer = Vec::new();
+        for acc in accs {
+            buffer.clear();
+            let bytes = postcard::to_extend(acc, std::mem::take(&mut buffer))
+                .map_err(|e| Error::msg(format!("an accumulator cannot be encoded: {e}")))?;
+            out.append_value(&bytes);
+            buffer = bytes;
+        }
+        Ok(Arc::new(out.finish()))
+    }
+
+    fn take(&mut self, emit: Emit) -> Vec<T::Acc> {
+        match emit {
+            Emit::All => std::mem::take(&mut self.accs),
+            Emit::First(n) => self.accs.drain(..n.min(self.accs.len())).collect(),
+        }
+    }
+}
+
+impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
+    fn accumulate(&mut self, batch: &mut AggregateBatch<'_>) -> Result<(), Error> {
+        self.grow(batch.total_groups);
+        self.logic.accumulate(self.signature, &mut self.accs, batch)
+    }
+
+    fn retract(&mut self, batch: &mut AggregateBatch<'_>) -> Result<(), Error> {
+        self.grow(batch.total_groups);
+        self.logic.retract(self.signature, &mut self.accs, batch)
+    }
+
+    fn merge(
+        &mut self,
+        states: &dyn Array,
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<(), Error> {
+        self.grow(total_groups);
+        let states = states
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "partial aggregates arrive as {}, not BINARY",
+                    states.data_type()
+                ))
+            })?;
+        for (row, group) in groups.iter().enumerate() {
+            if states.is_null(row) {
+                continue;
+            }
+            let other: T::Acc = postcard::from_bytes(states.value(row))
+                .map_err(|e| Error::msg(format!("a partial accumulator cannot be decoded: {e}")))?;
+            self.logic.merge(&mut self.accs[*group], &other)?;
+        }
+        Ok(())
+    }
+
+    fn state(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
+        Self::encode(&self.take(emit))
+    }
+
+    fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
+        let accs = self.take(emit);
+        self.logic.evaluate(&accs, &self.output)
+    }
+
+    fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, Error> {
+        self.grow(group + 1);
+        self.logic
+            .evaluate(std::slice::from_ref(&self.accs[group]), &self.output)
+    }
+
+    fn state_group(&mut self, group: usize) -> Result<ArrayRef, Error> {
+        self.grow(group + 1);
+        Self::encode(std::slice::from_ref(&self.accs[group]))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of::<Self>() + self.accs.capacity() * std::mem::size_of::<T::Acc>()
+    }
+}

@@ -1,0 +1,430 @@
+//! `#[aggregate_function]` on an `impl` block: `accumulate` (overloadable as
+//! `accumulate_*`), optional `retract` (`retract_*` per overload) and `merge`, and
+//! `get_value`. The accumulator type is `type Acc = ...;` or the first parameter of
+//! `accumulate` (`acc: &mut Acc`).
+
+mod expand;
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::{FnArg, Ident, ImplItem, Item, Type};
+
+use crate::attr::{self, FunctionOptions};
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::hint::Hint;
+use crate::signature::{EvalMethod, Receiver, Returns};
+use crate::types;
+
+const MACRO: &str = "aggregate_function";
+
+/// `get_value(acc: &Acc) -> R`.
+pub struct GetValue {
+    pub ident: Ident,
+    pub receiver: Receiver,
+    pub output: Type,
+    pub hint: Option<Hint>,
+}
+
+/// `merge(acc: &mut Acc, other: &Acc)`.
+pub struct Merge {
+    pub ident: Ident,
+    pub receiver: Receiver,
+    pub output: Option<Type>,
+}
+
+pub struct AggregateDef {
+    pub self_ty: Type,
+    pub sql_name: String,
+    pub description: String,
+    pub deterministic: bool,
+    pub acc: Type,
+    /// One per signature.
+    pub accumulates: Vec<EvalMethod>,
+    /// Parallel to `accumulates` when the function can retract.
+    pub retracts: Option<Vec<EvalMethod>>,
+    pub merge: Option<Merge>,
+    pub get_value: GetValue,
+}
+
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let options = FunctionOptions::parse(
+        MACRO,
+        &["name", "deterministic", "retract", "merge"],
+        args,
+        &cx,
+    );
+    let block = match syn::parse2::<Item>(input) {
+        Ok(Item::Impl(block)) => block,
+        Ok(other) => {
+            let error = syn::Error::new_spanned(
+                crate::scalar::item_keyword(&other),
+                "#[aggregate_function] goes on the `impl` block of a function type, with `accumulate` and `get_value` methods",
+            );
+            let mut tokens = other.into_token_stream();
+            tokens.extend(error.to_compile_error());
+            return tokens;
+        }
+        Err(error) => return error.to_compile_error(),
+    };
+    let (def, block) = parse(block, options, &cx);
+    match (cx.check(), def) {
+        (Ok(()), Some(def)) => {
+            let generated = expand::expand(&def);
+            quote::quote!(#block #generated)
+        }
+        (Err(error), _) => {
+            let mut tokens = block.into_token_stream();
+            tokens.extend(error.to_compile_error());
+            tokens
+        }
+        (Ok(()), None) => block.into_token_stream(),
+    }
+}
+
+fn receiver_of(sig: &syn::Signature) -> Receiver {
+    match sig.inputs.first() {
+        Some(FnArg::Receiver(_)) => Receiver::Ref,
+        _ => Receiver::None,
+    }
+}
+
+/// The types of the typed parameters of `sig`.
+fn typed_params(sig: &syn::Signature) -> Vec<&Type> {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(t) => Some(&*t.ty),
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// The accumulator type named by `type Acc = ...;`, removed from the block.
+fn take_acc_item(block: &mut syn::ItemImpl, cx: &Ctxt) -> Option<Type> {
+    let mut acc = None;
+    block.items.retain(|item| match item {
+        ImplItem::Type(t) if t.ident == "Acc" => {
+            if acc.is_some() {
+                cx.error_spanned_by(&t.ident, "duplicate `type Acc`");
+            }
+            acc = Some(t.ty.clone());
+            false
+        }
+        _ => true,
+    });
+    acc
+}
+
+fn parse(
+    mut block: syn::ItemImpl,
+    options: FunctionOptions,
+    cx: &Ctxt,
+) -> (Option<AggregateDef>, syn::ItemImpl) {
+    if let Some((_, path, _)) = &block.trait_ {
+        cx.error_spanned_by(
+            path,
+            "#[aggregate_function] goes on an inherent `impl` block, not a trait impl",
+        );
+    }
+    if !block.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &block.generics,
+            "a function type cannot be generic: register one concrete type per SQL function",
+        );
+    }
+    let self_ty = (*block.self_ty).clone();
+    let Some(sql_name) = (match &self_ty {
+        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }) else {
+        cx.error_spanned_by(
+            &self_ty,
+            "#[aggregate_function] needs an `impl` of a named type",
+        );
+        return (None, block);
+    };
+
+    // The accumulator: `type Acc`, else the first parameter of `accumulate`.
+    let declared = take_acc_item(&mut block, cx);
+    let acc = declared.or_else(|| {
+        block.items.iter().find_map(|item| match item {
+            ImplItem::Fn(f) if f.sig.ident.to_string().starts_with("accumulate") => {
+                typed_params(&f.sig)
+                    .first()
+                    .and_then(|t| types::mutable_referent(t))
+                    .cloned()
+            }
+            _ => None,
+        })
+    });
+    let Some(acc) = acc else {
+        cx.error_spanned_by(
+            &block.self_ty,
+            "no accumulator: declare `type Acc = MyAccumulator;` or write `fn accumulate(acc: &mut MyAccumulator, ...)`",
+        );
+        return (None, block);
+    };
+    for item in &mut block.items {
+        if let ImplItem::Fn(f) = item {
+            types::replace_self_acc(f, &acc);
+        }
+    }
+
+    let mut accumulates = Vec::new();
+    let mut retracts: Vec<(String, EvalMethod)> = Vec::new();
+    let mut merge = None;
+    let mut get_value = None;
+    for item in &mut block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let name = method.sig.ident.to_string();
+        let receiver = receiver_of(&method.sig);
+        if let Some(suffix) = overload_suffix(&name, "accumulate") {
+            let eval = EvalMethod::parse(
+                &mut method.sig,
+                &mut method.attrs,
+                MACRO,
+                receiver,
+                (1, Returns::Nothing),
+                cx,
+            );
+            check_acc_param(&eval, &acc, true, cx);
+            accumulates.push((suffix.to_owned(), eval));
+        } else if let Some(suffix) = overload_suffix(&name, "retract") {
+            let eval = EvalMethod::parse(
+                &mut method.sig,
+                &mut method.attrs,
+                MACRO,
+                receiver,
+                (1, Returns::Nothing),
+                cx,
+            );
+            check_acc_param(&eval, &acc, true, cx);
+            retracts.push((suffix.to_owned(), eval));
+        } else if name == "merge" {
+            let params = typed_params(&method.sig);
+            let ok = params.len() == 2
+                && params[0].to_token_stream().to_string() == quote::quote!(&mut #acc).to_string()
+                && params[1].to_token_stream().to_string() == quote::quote!(&#acc).to_string();
+            if !ok {
+                cx.error_spanned_by(
+                    &method.sig.ident,
+                    format!(
+                        "`merge` must be declared as `fn merge(acc: &mut {0}, other: &{0})`",
+                        types::display(&acc)
+                    ),
+                );
+            }
+            merge = Some(Merge {
+                ident: method.sig.ident.clone(),
+                receiver,
+                output: return_type(&method.sig),
+            });
+        } else if name == "get_value" {
+            let hint = attr::take_one(&mut method.attrs, attr::DATA_TYPE, cx)
+                .and_then(|a| attr::parse_data_type(&a, cx));
+            let params = typed_params(&method.sig);
+            let ok = params.len() == 1
+                && params[0].to_token_stream().to_string() == quote::quote!(&#acc).to_string();
+            if !ok {
+                cx.error_spanned_by(
+                    &method.sig.ident,
+                    format!(
+                        "`get_value` must be declared as `fn get_value(acc: &{}) -> T`",
+                        types::display(&acc)
+                    ),
+                );
+            }
+            match return_type(&method.sig) {
+                Some(output) => {
+                    get_value = Some(GetValue {
+                        ident: method.sig.ident.clone(),
+                        receiver,
+                        output,
+                        hint,
+                    })
+                }
+                None => cx.error_spanned_by(
+                    &method.sig.ident,
+                    "`get_value` must return the aggregate's result",
+                ),
+            }
+        } else {
+            for name in [attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT] {
+                for misplaced in attr::take(&mut method.attrs, name) {
+                    cx.error_spanned_by(
+                        misplaced,
+                        format!("#[{name}] is only allowed on `accumulate`/`retract` methods (and #[data_type] on `get_value`)"),
+                    );
+                }
+            }
+        }
+    }
+
+    if accumulates.is_empty() {
+        cx.error_spanned_by(
+            &block.self_ty,
+            "an #[aggregate_function] impl needs an `accumulate` method",
+        );
+    }
+    let Some(get_value) = get_value else {
+        cx.error_spanned_by(
+            &block.self_ty,
+            "an #[aggregate_function] impl needs a `get_value` method",
+        );
+        return (None, block);
+    };
+    let retracts = pair_retracts(&accumulates, retracts, cx);
+    check_declared(
+        &options,
+        retracts.is_some(),
+        merge.is_some(),
+        &block.self_ty,
+        cx,
+    );
+
+    let accumulates: Vec<EvalMethod> = accumulates.into_iter().map(|(_, e)| e).collect();
+    check::check_arguments(&accumulates, cx);
+    let mut def = AggregateDef {
+        self_ty,
+        sql_name,
+        description: attr::doc_text(&block.attrs),
+        deterministic: true,
+        acc,
+        accumulates,
+        retracts,
+        merge,
+        get_value,
+    };
+    if let Some(name) = options.name {
+        def.sql_name = name.value();
+    }
+    if let Some(value) = options.deterministic {
+        def.deterministic = value.value;
+    }
+    (Some(def), block)
+}
+
+/// `accumulate` → `""`, `accumulate_text` → `"_text"`, anything else → `None`.
+fn overload_suffix<'a>(name: &'a str, base: &str) -> Option<&'a str> {
+    let rest = name.strip_prefix(base)?;
+    (rest.is_empty() || rest.starts_with('_')).then_some(rest)
+}
+
+fn return_type(sig: &syn::Signature) -> Option<Type> {
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) if !matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) => {
+            Some((**ty).clone())
+        }
+        _ => None,
+    }
+}
+
+fn check_acc_param(eval: &EvalMethod, acc: &Type, mutable: bool, cx: &Ctxt) {
+    let expected = if mutable {
+        quote::quote!(&mut #acc)
+    } else {
+        quote::quote!(&#acc)
+    };
+    match eval.leading.first() {
+        Some(ty) if ty.to_token_stream().to_string() == expected.to_string() => {}
+        Some(ty) => cx.error_spanned_by(
+            ty,
+            format!(
+                "the first parameter of `{}` is the accumulator and must be `{}`",
+                eval.ident,
+                expected
+                    .to_string()
+                    .replace("& mut ", "&mut ")
+                    .replace("& ", "&")
+            ),
+        ),
+        None => cx.error_spanned_by(
+            &eval.ident,
+            format!(
+                "`{}` takes the accumulator first: `acc: &mut {}`",
+                eval.ident,
+                types::display(acc)
+            ),
+        ),
+    }
+}
+
+/// Each `retract_x` must undo an `accumulate_x` with the same parameters; retraction is a
+/// capability of the function only when every `accumulate` has its `retract`.
+fn pair_retracts(
+    accumulates: &[(String, EvalMethod)],
+    mut retracts: Vec<(String, EvalMethod)>,
+    cx: &Ctxt,
+) -> Option<Vec<EvalMethod>> {
+    if retracts.is_empty() {
+        return None;
+    }
+    for (suffix, retract) in &retracts {
+        match accumulates.iter().find(|(s, _)| s == suffix) {
+            None => cx.error_spanned_by(
+                &retract.ident,
+                format!("`{}` has no `accumulate{suffix}` to undo", retract.ident),
+            ),
+            Some((_, accumulate)) => {
+                let shape = |e: &EvalMethod| {
+                    e.all_params()
+                        .map(|p| p.ty.to_token_stream().to_string())
+                        .collect::<Vec<_>>()
+                };
+                if shape(accumulate) != shape(retract) {
+                    cx.error_spanned_by(
+                        &retract.ident,
+                        format!(
+                            "`{}` must take the same arguments as `{}`",
+                            retract.ident, accumulate.ident
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let mut paired = Vec::with_capacity(accumulates.len());
+    for (suffix, accumulate) in accumulates {
+        match retracts.iter().position(|(s, _)| s == suffix) {
+            Some(index) => paired.push(retracts.swap_remove(index).1),
+            None => {
+                cx.error_spanned_by(
+                    &accumulate.ident,
+                    format!("`{}` has no `retract{suffix}`: with retraction, every `accumulate` needs one", accumulate.ident),
+                );
+                return None;
+            }
+        }
+    }
+    Some(paired)
+}
+
+/// `#[aggregate_function(retract, merge)]` promises capabilities; the methods must exist.
+fn check_declared(
+    options: &FunctionOptions,
+    has_retract: bool,
+    has_merge: bool,
+    self_ty: &Type,
+    cx: &Ctxt,
+) {
+    if let (Some(flag), false) = (&options.retract, has_retract) {
+        cx.error_spanned_by(
+            flag,
+            format!(
+                "`retract` is declared, but `{}` has no `retract` method",
+                types::display(self_ty)
+            ),
+        );
+    }
+    if let (Some(flag), false) = (&options.merge, has_merge) {
+        cx.error_spanned_by(
+            flag,
+            format!(
+                "`merge` is declared, but `{}` has no `merge` method",
+                types::display(self_ty)
+            ),
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! A function as the engine sees it: one variant per kind, registered and called the same way.
+
+use std::sync::Arc;
+
+use datafusion::common::{Result, plan_err};
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::expr::{
+    AggregateFunction as AggregateCall, ScalarFunction as ScalarCall,
+};
+use datafusion::logical_expr::{AggregateUDF, Expr, ScalarUDF};
+use datafusion::prelude::SessionContext;
+use udf_core::{Function, FunctionKind, FunctionSpec, Metrics};
+
+use super::aggregate_udf::AggregateUdf;
+use super::scalar_udf::ScalarUdf;
+
+pub enum EngineFunction {
+    Scalar(Arc<ScalarUDF>),
+    Aggregate(Arc<AggregateUDF>),
+}
+
+impl EngineFunction {
+    /// The engine's function for `function`, under `name`.
+    pub fn new(
+        name: &str,
+        function: &Function,
+        spec: Arc<FunctionSpec>,
+        metrics: &Metrics,
+    ) -> Result<Self> {
+        match function {
+            Function::Scalar(f) => Ok(EngineFunction::Scalar(Arc::new(ScalarUDF::new_from_impl(
+                ScalarUdf::new(name, f.clone(), spec, metrics.clone()),
+            )))),
+            Function::Aggregate(f) => Ok(EngineFunction::Aggregate(Arc::new(
+                AggregateUDF::new_from_impl(AggregateUdf::new(name, f.clone(), spec)),
+            ))),
+            other => plan_err!(
+                "`{name}` is a {} function, which this runtime cannot run yet",
+                other.spec().kind
+            ),
+        }
+    }
+
+    /// The registered function `name` of kind `kind`.
+    pub fn registered(context: &SessionContext, name: &str, kind: FunctionKind) -> Result<Self> {
+        match kind {
+            FunctionKind::Aggregate => Ok(EngineFunction::Aggregate(context.udaf(name)?)),
+            _ => Ok(EngineFunction::Scalar(context.udf(name)?)),
+        }
+    }
+
+    pub fn register(&self, context: &SessionContext) {
+        match self {
+            EngineFunction::Scalar(udf) => context.register_udf(udf.as_ref().clone()),
+            EngineFunction::Aggregate(udaf) => context.register_udaf(udaf.as_ref().clone()),
+        }
+    }
+
+    pub fn deregister(context: &SessionContext, name: &str, kind: FunctionKind) {
+        match kind {
+            FunctionKind::Aggregate => context.deregister_udaf(name),
+            _ => context.deregister_udf(name),
+        }
+    }
+
+    /// A call expression (an aggregate call without DISTINCT, FILTER or ORDER BY).
+    pub fn call(&self, args: Vec<Expr>) -> Expr {
+        match self {
+            EngineFunction::Scalar(udf) => {
+                Expr::ScalarFunction(ScalarCall::new_udf(udf.clone(), args))
+            }
+            EngineFunction::Aggregate(udaf) => Expr::AggregateFunction(AggregateCall::new_udf(
+                udaf.clone(),
+                args,
+                false,
+                None,
+                vec![],
+                None,
+            )),
+        }
+    }
+}

@@ -1,0 +1,19 @@
+use udf_core::prelude::*;
+
+#[derive(Clone)]
+struct Total;
+
+#[aggregate_function]
+impl Total {
+    type Acc = i64;
+
+    fn accumulate(value: i64, acc: &mut i64) {
+        *acc += value;
+    }
+
+    fn get_value(acc: &i64) -> i64 {
+        *acc
+    }
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use udf_core::prelude::*;
+
+#[derive(Clone)]
+struct Total;
+
+#[aggregate_function(merge)]
+impl Total {
+    fn accumulate(acc: &mut i64, value: i64) {
+        *acc += value;
+    }
+
+    fn get_value(acc: &i64) -> i64 {
+        *acc
+    }
+}
+
+fn main() {}

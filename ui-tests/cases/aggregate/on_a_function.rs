@@ -1,0 +1,8 @@
+use udf_core::prelude::*;
+
+#[aggregate_function]
+fn total(values: &[i64]) -> i64 {
+    values.iter().sum()
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+use udf_core::prelude::*;
+
+#[derive(Clone)]
+struct Total;
+
+#[aggregate_function]
+impl Total {
+    fn accumulate(acc: &mut i64, value: i64) {
+        *acc += value;
+    }
+
+    fn retract(acc: &mut i64, value: i32) {
+        *acc -= value as i64;
+    }
+
+    fn get_value(acc: &i64) -> i64 {
+        *acc
+    }
+}
+
+fn main() {}

@@ -1,0 +1,25 @@
+use udf_core::prelude::*;
+
+#[derive(Clone)]
+struct Total;
+
+#[aggregate_function]
+impl Total {
+    fn accumulate(acc: &mut i64, value: i64) {
+        *acc += value;
+    }
+
+    fn retract(acc: &mut i64, value: i64) {
+        *acc -= value;
+    }
+
+    fn retract_text(acc: &mut i64, value: &str) {
+        *acc -= value.len() as i64;
+    }
+
+    fn get_value(acc: &i64) -> i64 {
+        *acc
+    }
+}
+
+fn main() {}
