@@ -221,6 +221,12 @@ fn parse(
                 receiver,
                 output: return_type(&method.sig),
             });
+        } else if name == "reset" {
+            // Flink resets accumulators it reuses; every group here starts from `Default`.
+            cx.error_spanned_by(
+                &method.sig.ident,
+                "`reset` is not supported: accumulators are never reused (each group starts from `Default`), so it would never be called; rename the method if it is a helper",
+            );
         } else if name == "get_value" {
             let hint = attr::take_one(&mut method.attrs, attr::DATA_TYPE, cx)
                 .and_then(|a| attr::parse_data_type(&a, cx));
