@@ -5,3 +5,4 @@ mod conformance;
 mod examples;
 mod scalar;
 mod support;
+mod table_aggregate;

@@ -6,6 +6,7 @@ pub use std::result::Result;
 pub use arrow::array::{Array, ArrayRef};
 
 pub use crate::aggregate::{AggregateBatch, AggregateLogic, selected};
+pub use crate::collector::{Collector, RetractableCollector};
 pub use crate::convert::{
     ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, ResultValue, SqlType, StrBuilder,
     ValueBuilder, WriterReturn,
@@ -19,6 +20,7 @@ pub use crate::sql_row::{
     FieldReader, RowFieldValue, SqlRow, StructParts, field_builder, field_is_static,
     field_nullable, field_roots, row_field_types, struct_columns,
 };
+pub use crate::table_aggregate::{Emits, TableAggregateLogic};
 pub use crate::types::{
     DataType, DayTimeInterval, DayTimeResolution, RootSet, RowField, TypeKind, TypeRoot,
     YearMonthInterval, YearMonthResolution,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::aggregate::AggregateFunction;
 use crate::scalar::ScalarFunction;
 use crate::spec::FunctionSpec;
+use crate::table_aggregate::TableAggregateFunction;
 
 /// A user-defined function of one of the supported kinds.
 #[non_exhaustive]
@@ -12,6 +13,7 @@ use crate::spec::FunctionSpec;
 pub enum Function {
     Scalar(Arc<dyn ScalarFunction>),
     Aggregate(Arc<dyn AggregateFunction>),
+    TableAggregate(Arc<dyn TableAggregateFunction>),
 }
 
 impl Function {
@@ -19,6 +21,7 @@ impl Function {
         match self {
             Function::Scalar(f) => f.spec(),
             Function::Aggregate(f) => f.spec(),
+            Function::TableAggregate(f) => f.spec(),
         }
     }
 }

@@ -22,6 +22,7 @@
 extern crate self as udf_core;
 
 mod aggregate;
+mod collector;
 mod context;
 mod decimal;
 mod error;
@@ -30,6 +31,7 @@ mod kernel;
 mod scalar;
 mod spec;
 mod sql_row;
+mod table_aggregate;
 mod value;
 
 pub mod convert;
@@ -42,6 +44,7 @@ pub mod __private;
 pub use udf_types as types;
 
 pub use aggregate::{AggregateBatch, AggregateFunction, AggregateLogic, Emit, GroupAccumulators};
+pub use collector::{Collector, Emitted, RetractableCollector, RowKind};
 pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
 pub use error::{Error, Result};
@@ -49,10 +52,11 @@ pub use function::{Function, UserFunction};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use spec::{ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature};
 pub use sql_row::SqlRow;
+pub use table_aggregate::{Emits, TableAggregateFunction, TableAggregateLogic, TableGroups};
 pub use types::DataType;
 pub use value::{Row, Value};
 
-pub use udf_macros::{SqlRow, aggregate_function, scalar_function};
+pub use udf_macros::{SqlRow, aggregate_function, scalar_function, table_aggregate_function};
 
 /// Arrow, as this crate sees it (one version for the whole program).
 pub use arrow;

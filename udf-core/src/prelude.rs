@@ -1,6 +1,7 @@
 //! `use udf_core::prelude::*;` — everything a function author needs.
 
 pub use crate::{
-    AggregateFunction, CallContext, DataType, Decimal, Error, FunctionContext, Result, Row,
-    ScalarFunction, SqlRow, Value, aggregate_function, bail, scalar_function,
+    AggregateFunction, CallContext, Collector, DataType, Decimal, Error, FunctionContext, Result,
+    RetractableCollector, Row, ScalarFunction, SqlRow, TableAggregateFunction, Value,
+    aggregate_function, bail, scalar_function, table_aggregate_function,
 };

@@ -55,7 +55,24 @@ pub fn scalar_function(args: TokenStream, input: TokenStream) -> TokenStream {
 /// capabilities (a declared capability without its method is an error).
 #[proc_macro_attribute]
 pub fn aggregate_function(args: TokenStream, input: TokenStream) -> TokenStream {
-    aggregate::expand(args.into(), input.into()).into()
+    aggregate::expand(aggregate::Kind::Aggregate, args.into(), input.into()).into()
+}
+
+/// Turns an `impl` block into a table aggregate function: accumulators as for
+/// `#[aggregate_function]`, and rows emitted per group.
+///
+/// ```ignore
+/// #[table_aggregate_function]
+/// impl Top2 {
+///     fn accumulate(acc: &mut Top2Accumulator, value: i32) { ... }
+///     fn emit_value(acc: &Top2Accumulator, out: &mut Collector<Ranked>) { ... }
+///     // and/or:
+///     fn emit_update_with_retract(acc: &Top2Accumulator, out: &mut RetractableCollector<Ranked>) { ... }
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn table_aggregate_function(args: TokenStream, input: TokenStream) -> TokenStream {
+    aggregate::expand(aggregate::Kind::TableAggregate, args.into(), input.into()).into()
 }
 
 /// Makes a struct a SQL `ROW` type, field by field (`#[data_type("...")]` on a field

@@ -111,3 +111,23 @@ pub fn replace_self_acc(method: &mut syn::ImplItemFn, acc: &Type) {
     }
     Replace(acc).visit_impl_item_fn_mut(method);
 }
+
+/// `&mut Collector<T>` (with `name` = "Collector") → `T`.
+pub fn collector_item<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+    let Type::Reference(r) = ty else { return None };
+    r.mutability?;
+    let Type::Path(TypePath { qself: None, path }) = &*r.elem else {
+        return None;
+    };
+    let last = path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
-use udf_core::{Capabilities, FunctionKind, FunctionSpec};
+use udf_core::{Capabilities, Function, FunctionKind, FunctionSpec};
 
 /// One registered function.
 #[derive(Clone)]
@@ -13,6 +13,7 @@ pub struct CatalogEntry {
     /// The SQL name (lower case: names are case-insensitive, as in Flink).
     pub name: String,
     pub spec: Arc<FunctionSpec>,
+    pub function: Function,
 }
 
 #[derive(Default)]

@@ -6,19 +6,24 @@
 
 mod arguments;
 mod catalog;
+mod dataframe;
+mod errors;
 mod resolve;
 mod session;
 mod sql;
+mod table_aggregate;
 
 pub use catalog::FunctionInfo;
+pub use dataframe::FlatAggregate;
 pub use session::Session;
 pub use sql::config::JobParameters;
+pub use sql::table_aggregate::TableAggregateCall;
 
 /// DataFusion, as this crate uses it.
 pub use datafusion;
 
 /// `use udf_runtime::prelude::*;` — the session plus DataFusion's prelude.
 pub mod prelude {
-    pub use crate::Session;
+    pub use crate::{FlatAggregate, Session};
     pub use datafusion::prelude::*;
 }

@@ -8,7 +8,7 @@ use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::{Expr, lit};
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
-use udf_core::{Function, Metrics, UserFunction};
+use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
 use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
@@ -16,6 +16,8 @@ use crate::sql::config::JobParameters;
 use crate::sql::query_planner::UdfQueryPlanner;
 use crate::sql::registration::EngineFunction;
 use crate::sql::statement;
+use crate::sql::table_aggregate::TableAggregateCall;
+use crate::table_aggregate::EmitMode;
 
 /// An embedded SQL engine (DataFusion) with user-defined functions.
 ///
@@ -111,6 +113,7 @@ impl Session {
             .insert(CatalogEntry {
                 name: name.clone(),
                 spec,
+                function,
             })
             .map_err(|e| plan_datafusion_err!("{e}"))?;
         engine.register(&self.context);
@@ -175,7 +178,8 @@ impl Session {
             .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
         let args = arguments::bind(&entry.name, &entry.spec, args, |_| lit(ScalarValue::Null))
             .map_err(|e| plan_datafusion_err!("{e}"))?;
-        Ok(EngineFunction::registered(&self.context, &entry.name, entry.spec.kind)?.call(args))
+        EngineFunction::registered(&self.context, &entry.name, entry.spec.kind)?
+            .call(&entry.name, args)
     }
 
     /// A call of a function that is not registered (Flink's `call(MyFunction.class, ...)`).
@@ -190,8 +194,41 @@ impl Session {
         // gets a name of its own (two differently configured instances must stay apart).
         let n = self.inline_calls.fetch_add(1, Ordering::Relaxed) + 1;
         let name = format!("{}_inline_{n}", normalize(&spec.name));
-        Ok(EngineFunction::new(&name, &function, spec, &self.metrics)?
-            .call(args.into_iter().collect()))
+        EngineFunction::new(&name, &function, spec, &self.metrics)?
+            .call(&name, args.into_iter().collect())
+    }
+
+    /// A call of the registered table aggregate `name`, for
+    /// [`flat_aggregate`](crate::FlatAggregate::flat_aggregate).
+    pub fn table_aggregate(
+        &self,
+        name: &str,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<TableAggregateCall> {
+        let entry = self
+            .catalog
+            .get(name)
+            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
+        let args = arguments::bind(
+            &entry.name,
+            &entry.spec,
+            args.into_iter().map(|arg| (None, arg)).collect(),
+            |_| lit(ScalarValue::Null),
+        )
+        .map_err(|e| plan_datafusion_err!("{e}"))?;
+        table_aggregate_call(entry.name, entry.spec, &entry.function, args)
+    }
+
+    /// A call of a table aggregate that is not registered (Flink's `call(Top2.class, ...)`).
+    pub fn table_aggregate_inline(
+        &self,
+        function: impl UserFunction,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<TableAggregateCall> {
+        let function = function.into_function();
+        let spec = Arc::new(function.spec());
+        let name = normalize(&spec.name);
+        table_aggregate_call(name, spec, &function, args.into_iter().collect())
     }
 
     /// Sets a global job parameter, which functions read in `open`
@@ -212,6 +249,28 @@ impl Session {
     /// Counters that functions registered through their `FunctionContext`.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+}
+
+fn table_aggregate_call(
+    name: String,
+    spec: Arc<FunctionSpec>,
+    function: &Function,
+    args: Vec<Expr>,
+) -> Result<TableAggregateCall> {
+    match function {
+        Function::TableAggregate(f) => Ok(TableAggregateCall {
+            name,
+            spec,
+            function: f.clone(),
+            args,
+            names: None,
+            mode: EmitMode::Final,
+        }),
+        _ => plan_err!(
+            "`{name}` is a {} function, not a table aggregate",
+            spec.kind
+        ),
     }
 }
 

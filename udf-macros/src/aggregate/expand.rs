@@ -4,12 +4,12 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::AggregateDef;
+use super::{AggregateDef, GetValue};
 use crate::dispatch;
 use crate::signature::{EvalMethod, Receiver};
 use crate::types;
 
-pub fn expand(def: &AggregateDef) -> TokenStream {
+pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
     let self_ty = &def.self_ty;
     let acc = &def.acc;
     let target = quote!(<#self_ty>);
@@ -17,8 +17,8 @@ pub fn expand(def: &AggregateDef) -> TokenStream {
 
     let mut checks: TokenStream = def.accumulates.iter().map(dispatch::param_checks).collect();
     checks.extend(dispatch::return_checks(
-        &def.get_value.output,
-        def.get_value.hint.as_ref(),
+        &get_value.output,
+        get_value.hint.as_ref(),
     ));
 
     let accumulators: Vec<_> = (0..def.accumulates.len())
@@ -82,7 +82,6 @@ pub fn expand(def: &AggregateDef) -> TokenStream {
         },
     };
 
-    let get_value = &def.get_value;
     let get_value_method = &get_value.ident;
     let get_value_receiver = receiver(get_value.receiver);
     let span = get_value.output.span();
@@ -96,7 +95,7 @@ pub fn expand(def: &AggregateDef) -> TokenStream {
         __udf::finish_result::<#ret>(&mut out)
     };
 
-    let spec = spec(def);
+    let spec = spec(def, get_value);
 
     quote! {
         const _: () = {
@@ -153,24 +152,24 @@ pub fn expand(def: &AggregateDef) -> TokenStream {
     }
 }
 
-fn receiver(receiver: Receiver) -> TokenStream {
+pub fn receiver(receiver: Receiver) -> TokenStream {
     match receiver {
         Receiver::None => quote!(),
         Receiver::Ref => quote!(this,),
     }
 }
 
-fn spec(def: &AggregateDef) -> TokenStream {
+fn spec(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
     let (name, deterministic, description) = (&def.sql_name, def.deterministic, &def.description);
     let (retract, merge) = (def.retracts.is_some(), def.merge.is_some());
-    let hint = match &def.get_value.hint {
+    let hint = match &get_value.hint {
         Some(hint) => {
             let tokens = hint.tokens();
             quote!(::core::option::Option::Some(#tokens))
         }
         None => quote!(::core::option::Option::None),
     };
-    let ret = types::with_lifetimes(&def.get_value.output, "'_");
+    let ret = types::with_lifetimes(&get_value.output, "'_");
     let signatures = def
         .accumulates
         .iter()
@@ -184,7 +183,7 @@ fn spec(def: &AggregateDef) -> TokenStream {
     }
 }
 
-fn signature(eval: &EvalMethod, ret: &syn::Type, hint: &TokenStream) -> TokenStream {
+pub fn signature(eval: &EvalMethod, ret: &syn::Type, hint: &TokenStream) -> TokenStream {
     let method = eval.ident.to_string();
     let arg = |param: &crate::signature::Param| {
         let ty = types::with_lifetimes(&param.ty, "'_");

@@ -1,9 +1,11 @@
-//! `#[aggregate_function]` on an `impl` block: `accumulate` (overloadable as
-//! `accumulate_*`), optional `retract` (`retract_*` per overload) and `merge`, and
-//! `get_value`. The accumulator type is `type Acc = ...;` or the first parameter of
-//! `accumulate` (`acc: &mut Acc`).
+//! `#[aggregate_function]` and `#[table_aggregate_function]` on an `impl` block:
+//! `accumulate` (overloadable as `accumulate_*`), optional `merge`, and the result:
+//! `get_value` (with optional `retract`/`retract_*` per overload) for aggregates,
+//! `emit_value` and/or `emit_update_with_retract` for table aggregates. The accumulator
+//! type is `type Acc = ...;` or the first parameter of `accumulate` (`acc: &mut Acc`).
 
 mod expand;
+mod expand_table;
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
@@ -16,7 +18,21 @@ use crate::hint::Hint;
 use crate::signature::{EvalMethod, Receiver, Returns};
 use crate::types;
 
-const MACRO: &str = "aggregate_function";
+/// Which macro is at work.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Aggregate,
+    TableAggregate,
+}
+
+impl Kind {
+    fn macro_name(self) -> &'static str {
+        match self {
+            Kind::Aggregate => "aggregate_function",
+            Kind::TableAggregate => "table_aggregate_function",
+        }
+    }
+}
 
 /// `get_value(acc: &Acc) -> R`.
 pub struct GetValue {
@@ -33,6 +49,28 @@ pub struct Merge {
     pub output: Option<Type>,
 }
 
+/// `emit_value(acc: &Acc, out: &mut Collector<T>)` or
+/// `emit_update_with_retract(acc: &Acc, out: &mut RetractableCollector<T>)`.
+pub struct Emit {
+    pub ident: Ident,
+    pub receiver: Receiver,
+    pub output: Option<Type>,
+}
+
+/// What a table aggregate emits: rows of type `row`.
+pub struct Emission {
+    pub row: Type,
+    pub hint: Option<Hint>,
+    pub value: Option<Emit>,
+    pub update_with_retract: Option<Emit>,
+}
+
+/// How the function produces its result.
+pub enum Output {
+    GetValue(Box<GetValue>),
+    Emit(Box<Emission>),
+}
+
 pub struct AggregateDef {
     pub self_ty: Type,
     pub sql_name: String,
@@ -44,34 +82,41 @@ pub struct AggregateDef {
     /// Parallel to `accumulates` when the function can retract.
     pub retracts: Option<Vec<EvalMethod>>,
     pub merge: Option<Merge>,
-    pub get_value: GetValue,
+    pub output: Output,
 }
 
-pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+pub fn expand(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
-    let options = FunctionOptions::parse(
-        MACRO,
-        &["name", "deterministic", "retract", "merge"],
-        args,
-        &cx,
-    );
+    let keys: &[&str] = match kind {
+        Kind::Aggregate => &["name", "deterministic", "retract", "merge"],
+        Kind::TableAggregate => &["name", "deterministic", "merge"],
+    };
+    let options = FunctionOptions::parse(kind.macro_name(), keys, args, &cx);
     let block = match syn::parse2::<Item>(input) {
         Ok(Item::Impl(block)) => block,
         Ok(other) => {
-            let error = syn::Error::new_spanned(
-                crate::scalar::item_keyword(&other),
-                "#[aggregate_function] goes on the `impl` block of a function type, with `accumulate` and `get_value` methods",
-            );
+            let message = match kind {
+                Kind::Aggregate => {
+                    "#[aggregate_function] goes on the `impl` block of a function type, with `accumulate` and `get_value` methods"
+                }
+                Kind::TableAggregate => {
+                    "#[table_aggregate_function] goes on the `impl` block of a function type, with `accumulate` and `emit_value` methods"
+                }
+            };
+            let error = syn::Error::new_spanned(crate::scalar::item_keyword(&other), message);
             let mut tokens = other.into_token_stream();
             tokens.extend(error.to_compile_error());
             return tokens;
         }
         Err(error) => return error.to_compile_error(),
     };
-    let (def, block) = parse(block, options, &cx);
+    let (def, block) = parse(kind, block, options, &cx);
     match (cx.check(), def) {
         (Ok(()), Some(def)) => {
-            let generated = expand::expand(&def);
+            let generated = match &def.output {
+                Output::GetValue(get_value) => expand::expand(&def, get_value),
+                Output::Emit(emission) => expand_table::expand(&def, emission),
+            };
             quote::quote!(#block #generated)
         }
         (Err(error), _) => {
@@ -118,14 +163,16 @@ fn take_acc_item(block: &mut syn::ItemImpl, cx: &Ctxt) -> Option<Type> {
 }
 
 fn parse(
+    kind: Kind,
     mut block: syn::ItemImpl,
     options: FunctionOptions,
     cx: &Ctxt,
 ) -> (Option<AggregateDef>, syn::ItemImpl) {
+    let macro_name = kind.macro_name();
     if let Some((_, path, _)) = &block.trait_ {
         cx.error_spanned_by(
             path,
-            "#[aggregate_function] goes on an inherent `impl` block, not a trait impl",
+            format!("#[{macro_name}] goes on an inherent `impl` block, not a trait impl"),
         );
     }
     if !block.generics.params.is_empty() {
@@ -141,7 +188,7 @@ fn parse(
     }) else {
         cx.error_spanned_by(
             &self_ty,
-            "#[aggregate_function] needs an `impl` of a named type",
+            format!("#[{macro_name}] needs an `impl` of a named type"),
         );
         return (None, block);
     };
@@ -176,6 +223,7 @@ fn parse(
     let mut retracts: Vec<(String, EvalMethod)> = Vec::new();
     let mut merge = None;
     let mut get_value = None;
+    let mut emits: Vec<(bool, Emit, Type, Option<Hint>)> = Vec::new();
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
         let name = method.sig.ident.to_string();
@@ -184,18 +232,23 @@ fn parse(
             let eval = EvalMethod::parse(
                 &mut method.sig,
                 &mut method.attrs,
-                MACRO,
+                macro_name,
                 receiver,
                 (1, Returns::Nothing),
                 cx,
             );
             check_acc_param(&eval, &acc, true, cx);
             accumulates.push((suffix.to_owned(), eval));
+        } else if let (Some(_), Kind::TableAggregate) = (overload_suffix(&name, "retract"), kind) {
+            cx.error_spanned_by(
+                &method.sig.ident,
+                "a table aggregate takes append-only input, so `retract` would never be called; remove it",
+            );
         } else if let Some(suffix) = overload_suffix(&name, "retract") {
             let eval = EvalMethod::parse(
                 &mut method.sig,
                 &mut method.attrs,
-                MACRO,
+                macro_name,
                 receiver,
                 (1, Returns::Nothing),
                 cx,
@@ -227,7 +280,48 @@ fn parse(
                 &method.sig.ident,
                 "`reset` is not supported: accumulators are never reused (each group starts from `Default`), so it would never be called; rename the method if it is a helper",
             );
-        } else if name == "get_value" {
+        } else if kind == Kind::TableAggregate
+            && (name == "emit_value" || name == "emit_update_with_retract")
+        {
+            let update = name == "emit_update_with_retract";
+            let hint = attr::take_one(&mut method.attrs, attr::DATA_TYPE, cx)
+                .and_then(|a| attr::parse_data_type(&a, cx));
+            let collector = if update {
+                "RetractableCollector"
+            } else {
+                "Collector"
+            };
+            let params = typed_params(&method.sig);
+            let acc_ok = params.first().is_some_and(|t| {
+                t.to_token_stream().to_string() == quote::quote!(&#acc).to_string()
+            });
+            let row = params
+                .get(1)
+                .and_then(|t| types::collector_item(t, collector))
+                .cloned();
+            match (acc_ok && params.len() == 2, row) {
+                (true, Some(row)) => {
+                    let emit = Emit {
+                        ident: method.sig.ident.clone(),
+                        receiver,
+                        output: return_type(&method.sig),
+                    };
+                    emits.push((update, emit, row, hint));
+                }
+                _ => cx.error_spanned_by(
+                    &method.sig.ident,
+                    format!(
+                        "`{name}` must be declared as `fn {name}(acc: &{}, out: &mut {collector}<T>)`",
+                        types::display(&acc)
+                    ),
+                ),
+            }
+        } else if kind == Kind::TableAggregate && name == "get_value" {
+            cx.error_spanned_by(
+                &method.sig.ident,
+                "a table aggregate emits rows with `emit_value(acc, out: &mut Collector<T>)` instead of `get_value`",
+            );
+        } else if kind == Kind::Aggregate && name == "get_value" {
             let hint = attr::take_one(&mut method.attrs, attr::DATA_TYPE, cx)
                 .and_then(|a| attr::parse_data_type(&a, cx));
             let params = typed_params(&method.sig);
@@ -261,7 +355,7 @@ fn parse(
                 for misplaced in attr::take(&mut method.attrs, name) {
                     cx.error_spanned_by(
                         misplaced,
-                        format!("#[{name}] is only allowed on `accumulate`/`retract` methods (and #[data_type] on `get_value`)"),
+                        format!("#[{name}] is only allowed on `accumulate`/`retract` methods (and #[data_type] on the result method)"),
                     );
                 }
             }
@@ -271,15 +365,30 @@ fn parse(
     if accumulates.is_empty() {
         cx.error_spanned_by(
             &block.self_ty,
-            "an #[aggregate_function] impl needs an `accumulate` method",
+            format!("an #[{macro_name}] impl needs an `accumulate` method"),
         );
     }
-    let Some(get_value) = get_value else {
-        cx.error_spanned_by(
-            &block.self_ty,
-            "an #[aggregate_function] impl needs a `get_value` method",
-        );
-        return (None, block);
+    let output = match kind {
+        Kind::Aggregate => match get_value {
+            Some(get_value) => Output::GetValue(Box::new(get_value)),
+            None => {
+                cx.error_spanned_by(
+                    &block.self_ty,
+                    "an #[aggregate_function] impl needs a `get_value` method",
+                );
+                return (None, block);
+            }
+        },
+        Kind::TableAggregate => match emission(emits, cx) {
+            Some(emission) => Output::Emit(Box::new(emission)),
+            None => {
+                cx.error_spanned_by(
+                    &block.self_ty,
+                    "a #[table_aggregate_function] impl needs `emit_value(acc, out: &mut Collector<T>)` or `emit_update_with_retract(acc, out: &mut RetractableCollector<T>)`",
+                );
+                return (None, block);
+            }
+        },
     };
     let retracts = pair_retracts(&accumulates, retracts, cx);
     check_declared(
@@ -301,7 +410,7 @@ fn parse(
         accumulates,
         retracts,
         merge,
-        get_value,
+        output,
     };
     if let Some(name) = options.name {
         def.sql_name = name.value();
@@ -310,6 +419,37 @@ fn parse(
         def.deterministic = value.value;
     }
     (Some(def), block)
+}
+
+/// The emitted row type, agreed by both emit methods; a hint may sit on either.
+fn emission(emits: Vec<(bool, Emit, Type, Option<Hint>)>, cx: &Ctxt) -> Option<Emission> {
+    let (first_row, _) = emits
+        .first()
+        .map(|(_, _, row, hint)| (row.clone(), hint.clone()))?;
+    let mut emission = Emission {
+        row: first_row,
+        hint: None,
+        value: None,
+        update_with_retract: None,
+    };
+    for (update, emit, row, hint) in emits {
+        if row.to_token_stream().to_string() != emission.row.to_token_stream().to_string() {
+            cx.error_spanned_by(
+                &row,
+                format!(
+                    "`{}` must emit the same row type as the other emit method",
+                    emit.ident
+                ),
+            );
+        }
+        emission.hint = emission.hint.or(hint);
+        if update {
+            emission.update_with_retract = Some(emit);
+        } else {
+            emission.value = Some(emit);
+        }
+    }
+    Some(emission)
 }
 
 /// `accumulate` → `""`, `accumulate_text` → `"_text"`, anything else → `None`.

@@ -1,13 +1,12 @@
 //! What every function adapter needs from the engine side: argument types as SQL types,
-//! overload resolution, coercion targets, and errors that name the function, row and values.
+//! overload resolution and coercion targets.
 
-use std::any::Any;
+pub use crate::errors::{describe_row, panic_message};
 
 use datafusion::arrow::datatypes::DataType as ArrowType;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{Result, plan_datafusion_err};
+use udf_core::FunctionSpec;
 use udf_core::types::DataType;
-use udf_core::{ArgColumn, FunctionSpec};
 
 use crate::resolve::{self, Conversion, Resolved};
 
@@ -53,48 +52,4 @@ pub fn coerce(
             (Conversion::Cast(target), _) => target.to_arrow(),
         })
         .collect())
-}
-
-/// `name => value, ...` for row `row` of a call of signature `signature`.
-pub fn describe_row(
-    spec: &FunctionSpec,
-    signature: usize,
-    args: &[ArgColumn],
-    row: usize,
-) -> String {
-    let signature = &spec.signatures[signature];
-    let options = FormatOptions::default().with_null("NULL");
-    let mut parts = Vec::with_capacity(args.len());
-    for (i, column) in args.iter().enumerate() {
-        let name = signature
-            .args
-            .get(i)
-            .or(signature.varargs.as_ref())
-            .map_or("?", |a| a.name.as_str());
-        let array = column.values();
-        let index = row & column.index_mask();
-        let value = match ArrayFormatter::try_new(array, &options) {
-            Ok(formatter) if index < array.len() => {
-                let text = formatter.value(index).to_string();
-                let quoted = matches!(
-                    array.data_type(),
-                    ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
-                ) && !array.is_null(index);
-                if quoted { format!("'{text}'") } else { text }
-            }
-            _ => "?".to_owned(),
-        };
-        parts.push(format!("{name} => {value}"));
-    }
-    parts.join(", ")
-}
-
-pub fn panic_message(panic: &Box<dyn Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }

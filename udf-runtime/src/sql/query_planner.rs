@@ -16,6 +16,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 
 use super::capabilities;
+use super::extension_planner::UdfExtensionPlanner;
 use super::scalar_udf::ScalarUdf;
 
 #[derive(Debug, Default)]
@@ -30,9 +31,10 @@ impl QueryPlanner for UdfQueryPlanner {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         capabilities::check_window_frames(logical_plan)?;
         let plan = with_query_instances(logical_plan.clone())?;
-        let physical = DefaultPhysicalPlanner::default()
-            .create_physical_plan(&plan, session_state)
-            .await?;
+        let physical =
+            DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(UdfExtensionPlanner)])
+                .create_physical_plan(&plan, session_state)
+                .await?;
         capabilities::check_partial_aggregates(&physical)?;
         Ok(physical)
     }

@@ -17,6 +17,8 @@ use super::scalar_udf::ScalarUdf;
 pub enum EngineFunction {
     Scalar(Arc<ScalarUDF>),
     Aggregate(Arc<AggregateUDF>),
+    /// Not an engine function: applied to tables through `flat_aggregate`.
+    TableAggregate,
 }
 
 impl EngineFunction {
@@ -28,12 +30,19 @@ impl EngineFunction {
         metrics: &Metrics,
     ) -> Result<Self> {
         match function {
-            Function::Scalar(f) => Ok(EngineFunction::Scalar(Arc::new(ScalarUDF::new_from_impl(
-                ScalarUdf::new(name, f.clone(), spec, metrics.clone()),
-            )))),
-            Function::Aggregate(f) => Ok(EngineFunction::Aggregate(Arc::new(
-                AggregateUDF::new_from_impl(AggregateUdf::new(name, f.clone(), spec)),
-            ))),
+            Function::Scalar(f) => {
+                let udf = ScalarUdf::new(name, f.clone(), spec, metrics.clone());
+                Ok(EngineFunction::Scalar(Arc::new(ScalarUDF::new_from_impl(
+                    udf,
+                ))))
+            }
+            Function::Aggregate(f) => {
+                let udaf = AggregateUdf::new(name, f.clone(), spec);
+                Ok(EngineFunction::Aggregate(Arc::new(
+                    AggregateUDF::new_from_impl(udaf),
+                )))
+            }
+            Function::TableAggregate(_) => Ok(EngineFunction::TableAggregate),
             other => plan_err!(
                 "`{name}` is a {} function, which this runtime cannot run yet",
                 other.spec().kind
@@ -45,6 +54,7 @@ impl EngineFunction {
     pub fn registered(context: &SessionContext, name: &str, kind: FunctionKind) -> Result<Self> {
         match kind {
             FunctionKind::Aggregate => Ok(EngineFunction::Aggregate(context.udaf(name)?)),
+            FunctionKind::TableAggregate => Ok(EngineFunction::TableAggregate),
             _ => Ok(EngineFunction::Scalar(context.udf(name)?)),
         }
     }
@@ -53,30 +63,36 @@ impl EngineFunction {
         match self {
             EngineFunction::Scalar(udf) => context.register_udf(udf.as_ref().clone()),
             EngineFunction::Aggregate(udaf) => context.register_udaf(udaf.as_ref().clone()),
+            EngineFunction::TableAggregate => {}
         }
     }
 
     pub fn deregister(context: &SessionContext, name: &str, kind: FunctionKind) {
         match kind {
             FunctionKind::Aggregate => context.deregister_udaf(name),
+            FunctionKind::TableAggregate => {}
             _ => context.deregister_udf(name),
         }
     }
 
     /// A call expression (an aggregate call without DISTINCT, FILTER or ORDER BY).
-    pub fn call(&self, args: Vec<Expr>) -> Expr {
+    pub fn call(&self, name: &str, args: Vec<Expr>) -> Result<Expr> {
         match self {
             EngineFunction::Scalar(udf) => {
-                Expr::ScalarFunction(ScalarCall::new_udf(udf.clone(), args))
+                Ok(Expr::ScalarFunction(ScalarCall::new_udf(udf.clone(), args)))
             }
-            EngineFunction::Aggregate(udaf) => Expr::AggregateFunction(AggregateCall::new_udf(
+            EngineFunction::Aggregate(udaf) => Ok(Expr::AggregateFunction(AggregateCall::new_udf(
                 udaf.clone(),
                 args,
                 false,
                 None,
                 vec![],
                 None,
-            )),
+            ))),
+            EngineFunction::TableAggregate => plan_err!(
+                "`{name}` is a table aggregate, which yields rows rather than a value: \
+                 call it with `session.table_aggregate(..)` and `DataFrame::flat_aggregate`"
+            ),
         }
     }
 }

@@ -1,0 +1,254 @@
+//! Table aggregates (rule 17): final results per group, changelogs, the DataFrame API.
+
+use udf_core::Value;
+use udf_core::arrow::array::RecordBatch;
+use udf_examples::table_aggregate::{
+    top_n::TopNFunction, top2::Top2, top2_with_retract::Top2WithRetract,
+};
+use udf_runtime::prelude::*;
+
+use crate::support::{Column, batches_to_rows, column, explain, partitioned_session};
+
+/// `MyTable(myField, value)`: group 1 gets 3, 1, 5; group 2 gets 4.
+fn my_table() -> Vec<Column> {
+    vec![
+        column(
+            "myField",
+            "INT",
+            [1, 2, 1, 1].into_iter().map(Value::Int).collect(),
+        ),
+        column(
+            "value",
+            "INT",
+            [3, 4, 1, 5].into_iter().map(Value::Int).collect(),
+        ),
+    ]
+}
+
+fn row(values: &[i32]) -> Vec<Value> {
+    values.iter().map(|v| Value::Int(*v)).collect()
+}
+
+async fn sorted(df: DataFrame) -> Vec<Vec<Value>> {
+    let mut rows = batches_to_rows(&df.collect().await.unwrap());
+    rows.sort_by_key(|r| r.iter().map(ToString::to_string).collect::<Vec<_>>());
+    rows
+}
+
+/// The guide's call: `groupBy(myField).flatAggregate(call("Top2", value).as("value", "rank"))`.
+#[tokio::test]
+async fn top2_per_group_at_one_and_two_partitions() {
+    for partitions in [1, 2] {
+        let session = partitioned_session("MyTable", &my_table(), partitions);
+        session.register(Top2).unwrap();
+        let df = session
+            .table("MyTable")
+            .await
+            .unwrap()
+            .flat_aggregate(
+                vec![ident("myField")],
+                session
+                    .table_aggregate("Top2", [col("value")])
+                    .unwrap()
+                    .alias(["value", "rank"]),
+            )
+            .unwrap();
+        let names: Vec<String> = df
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, ["myField", "value", "rank"]);
+        assert_eq!(
+            sorted(df).await,
+            vec![row(&[1, 3, 2]), row(&[1, 5, 1]), row(&[2, 4, 1])],
+            "{partitions} partitions"
+        );
+    }
+}
+
+#[tokio::test]
+async fn merging_partial_accumulators_shows_in_the_plan() {
+    let session = partitioned_session("MyTable", &my_table(), 2);
+    session.register(Top2).unwrap();
+    session.register(Top2WithRetract).unwrap();
+    let call = |name: &str| session.table_aggregate(name, [col("value")]).unwrap();
+    let df = session.table("MyTable").await.unwrap();
+    let with_merge = df
+        .clone()
+        .flat_aggregate(vec![ident("myField")], call("Top2"))
+        .unwrap();
+    let plan = explain_df(with_merge).await;
+    assert!(
+        plan.contains("TableAggregate: top2(value) groupBy=[myField] emit=final"),
+        "{plan}"
+    );
+    assert!(plan.contains("(merge partial accumulators)"), "{plan}");
+    let without_merge = df
+        .flat_aggregate(vec![ident("myField")], call("Top2WithRetract"))
+        .unwrap();
+    let plan = explain_df(without_merge).await;
+    assert!(
+        plan.contains("(whole groups per partition)")
+            && plan.contains("RepartitionExec: partitioning=Hash"),
+        "{plan}"
+    );
+}
+
+async fn explain_df(df: DataFrame) -> String {
+    let rows = batches_to_rows(&df.explain(false, false).unwrap().collect().await.unwrap());
+    rows.iter()
+        .map(|r| format!("{}:\n{}", r[0], r[1]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A function with only `emit_update_with_retract` gets its final result by applying its
+/// own changelog: the same rows as Top2.
+#[tokio::test]
+async fn final_result_of_an_update_only_function() {
+    let session = partitioned_session("MyTable", &my_table(), 2);
+    session.register(Top2WithRetract).unwrap();
+    let df = session
+        .table("MyTable")
+        .await
+        .unwrap()
+        .flat_aggregate(
+            vec![ident("myField")],
+            session
+                .table_aggregate("Top2WithRetract", [col("value")])
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        sorted(df).await,
+        vec![row(&[1, 3, 2]), row(&[1, 5, 1]), row(&[2, 4, 1])]
+    );
+}
+
+fn changelog_rows(batches: &[RecordBatch]) -> Vec<String> {
+    batches_to_rows(batches)
+        .into_iter()
+        .filter(|r| r[0] == Value::Int(1))
+        .map(|r| format!("{} ({}, {})", r[3], r[1], r[2]))
+        .collect()
+}
+
+/// With `emit_value`, each input row retracts the group's previous rows and emits the new
+/// ones; with `emit_update_with_retract`, only what changed.
+#[tokio::test]
+async fn changelogs_in_group_input_order() {
+    let session = partitioned_session("MyTable", &my_table(), 1);
+    session.register(Top2).unwrap();
+    session.register(Top2WithRetract).unwrap();
+    let run = |name: &'static str| {
+        let session = &session;
+        async move {
+            let df = session
+                .table("MyTable")
+                .await
+                .unwrap()
+                .flat_aggregate(
+                    vec![ident("myField")],
+                    session
+                        .table_aggregate(name, [col("value")])
+                        .unwrap()
+                        .changelog(),
+                )
+                .unwrap();
+            let names: Vec<String> = df
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+            assert_eq!(names, ["myField", "value", "rank", "op"]);
+            changelog_rows(&df.collect().await.unwrap())
+        }
+    };
+    assert_eq!(
+        run("Top2").await,
+        [
+            "+I (3, 1)",
+            "-D (3, 1)",
+            "+I (3, 1)",
+            "+I (1, 2)",
+            "-D (3, 1)",
+            "-D (1, 2)",
+            "+I (5, 1)",
+            "+I (3, 2)",
+        ]
+    );
+    assert_eq!(
+        run("Top2WithRetract").await,
+        [
+            "+I (3, 1)",
+            "+I (1, 2)",
+            "-D (3, 1)",
+            "+I (5, 1)",
+            "-D (1, 2)",
+            "+I (3, 2)"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn parameterized_top_n_without_groups() {
+    let scores: Vec<Value> = [2.5, 9.0, 4.0, 7.5, 1.0]
+        .into_iter()
+        .map(Value::Double)
+        .collect();
+    let session = partitioned_session("scores", &[column("score", "DOUBLE", scores)], 2);
+    let df = session
+        .table("scores")
+        .await
+        .unwrap()
+        .flat_aggregate(
+            vec![],
+            session
+                .table_aggregate_inline(TopNFunction { n: 3 }, [col("score")])
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        batches_to_rows(&df.collect().await.unwrap()),
+        vec![
+            vec![Value::Double(9.0), Value::Int(1)],
+            vec![Value::Double(7.5), Value::Int(2)],
+            vec![Value::Double(4.0), Value::Int(3)],
+        ]
+    );
+}
+
+#[tokio::test]
+async fn misuse_is_reported() {
+    let session = partitioned_session("MyTable", &my_table(), 1);
+    session.register(Top2).unwrap();
+    let as_scalar = session
+        .call("Top2", [col("value")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        as_scalar.contains("`top2` is a table aggregate, which yields rows rather than a value"),
+        "{as_scalar}"
+    );
+    let names = session
+        .table("MyTable")
+        .await
+        .unwrap()
+        .flat_aggregate(
+            vec![],
+            session
+                .table_aggregate("Top2", [col("value")])
+                .unwrap()
+                .alias(["only_one"]),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        names.contains("`top2` emits 2 columns, but 1 names were given"),
+        "{names}"
+    );
+    let _ = explain;
+}

@@ -1,0 +1,195 @@
+//! The vectorized contract of table aggregate functions, implemented by
+//! `#[table_aggregate_function]`: accumulators per group as for aggregates, and rows emitted
+//! per group through a collector.
+
+use std::sync::Arc;
+
+use arrow::array::ArrayRef;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Error;
+use crate::aggregate::AggregateBatch;
+use crate::collector::{Collector, Emitted, RetractableCollector, RowKind};
+use crate::convert::ResultValue;
+use crate::spec::FunctionSpec;
+use crate::types::DataType;
+
+/// Which emit methods a table aggregate has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Emits {
+    /// `emit_value`: the whole current result of a group.
+    pub value: bool,
+    /// `emit_update_with_retract`: only what changed, retracting what it replaces.
+    pub update_with_retract: bool,
+}
+
+/// A table aggregate function in vectorized form.
+pub trait TableAggregateFunction: Send + Sync + 'static {
+    fn spec(&self) -> FunctionSpec;
+
+    fn emits(&self) -> Emits;
+
+    /// Empty accumulators for calls of `signature`, emitting rows of SQL type `row_type`.
+    fn create_groups(
+        self: Arc<Self>,
+        signature: usize,
+        row_type: DataType,
+    ) -> Result<Box<dyn TableGroups>, Error>;
+}
+
+/// The accumulators of every group, and the rows emitted so far.
+pub trait TableGroups: Send + Sync {
+    fn accumulate(&mut self, batch: &mut AggregateBatch<'_>) -> Result<(), Error>;
+
+    /// `emit_value` for `group`, its rows marked `kind` (`+I` for a result, `-D` to take back
+    /// the result emitted before the latest rows).
+    fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), Error>;
+
+    /// `emit_update_with_retract` for `group`.
+    fn emit_update_with_retract(&mut self, group: usize) -> Result<(), Error>;
+
+    /// The accumulator of `group`, encoded (to combine partial aggregations).
+    fn state(&mut self, group: usize) -> Result<Vec<u8>, Error>;
+
+    /// Folds an encoded partial accumulator into `group` with `merge`.
+    fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error>;
+
+    /// The rows emitted since the last call: one column of the row type, and the group and
+    /// kind of each row.
+    fn take_emitted(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error>;
+
+    /// Memory held, in bytes (an estimate).
+    fn size(&self) -> usize;
+}
+
+/// What `#[table_aggregate_function]` implements; [`TableAggregateFunction`] follows from it.
+pub trait TableAggregateLogic: Send + Sync + Sized + 'static {
+    type Acc: Default + Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The emitted row type.
+    type Row: ResultValue;
+
+    const EMITS: Emits;
+
+    fn spec(&self) -> FunctionSpec;
+
+    fn accumulate(
+        &self,
+        signature: usize,
+        accs: &mut [Self::Acc],
+        batch: &mut AggregateBatch<'_>,
+    ) -> Result<(), Error>;
+
+    /// Only called when the spec declares the merge capability.
+    fn merge(&self, acc: &mut Self::Acc, other: &Self::Acc) -> Result<(), Error>;
+
+    /// Only called when [`Emits::value`] is set.
+    fn emit_value(&self, acc: &Self::Acc, out: &mut Collector<'_, Self::Row>) -> Result<(), Error>;
+
+    /// Only called when [`Emits::update_with_retract`] is set.
+    fn emit_update_with_retract(
+        &self,
+        acc: &Self::Acc,
+        out: &mut RetractableCollector<'_, Self::Row>,
+    ) -> Result<(), Error>;
+}
+
+impl<T: TableAggregateLogic> TableAggregateFunction for T
+where
+    <T::Row as ResultValue>::Builder: Send + Sync,
+{
+    fn spec(&self) -> FunctionSpec {
+        TableAggregateLogic::spec(self)
+    }
+
+    fn emits(&self) -> Emits {
+        T::EMITS
+    }
+
+    fn create_groups(
+        self: Arc<Self>,
+        signature: usize,
+        row_type: DataType,
+    ) -> Result<Box<dyn TableGroups>, Error> {
+        Ok(Box::new(Groups {
+            emitted: Emitted::new(&row_type, 0)?,
+            logic: self,
+            signature,
+            accs: Vec::new(),
+        }))
+    }
+}
+
+struct Groups<T: TableAggregateLogic> {
+    logic: Arc<T>,
+    signature: usize,
+    accs: Vec<T::Acc>,
+    emitted: Emitted<T::Row>,
+}
+
+impl<T: TableAggregateLogic> Groups<T> {
+    fn acc(&mut self, group: usize) -> &T::Acc {
+        if self.accs.len() <= group {
+            self.accs.resize_with(group + 1, T::Acc::default);
+        }
+        &self.accs[group]
+    }
+
+    /// The first error a row caused while the function was emitting.
+    fn emitted_ok(&mut self, result: Result<(), Error>) -> Result<(), Error> {
+        result?;
+        match self.emitted.take_error() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T: TableAggregateLogic> TableGroups for Groups<T>
+where
+    <T::Row as ResultValue>::Builder: Send + Sync,
+{
+    fn accumulate(&mut self, batch: &mut AggregateBatch<'_>) -> Result<(), Error> {
+        if self.accs.len() < batch.total_groups {
+            self.accs.resize_with(batch.total_groups, T::Acc::default);
+        }
+        self.logic.accumulate(self.signature, &mut self.accs, batch)
+    }
+
+    fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), Error> {
+        self.acc(group);
+        let result = self.logic.emit_value(
+            &self.accs[group],
+            &mut self.emitted.collector_of_kind(group, kind),
+        );
+        self.emitted_ok(result)
+    }
+
+    fn emit_update_with_retract(&mut self, group: usize) -> Result<(), Error> {
+        self.acc(group);
+        let result = self
+            .logic
+            .emit_update_with_retract(&self.accs[group], &mut self.emitted.retractable(group));
+        self.emitted_ok(result)
+    }
+
+    fn state(&mut self, group: usize) -> Result<Vec<u8>, Error> {
+        postcard::to_stdvec(self.acc(group))
+            .map_err(|e| Error::msg(format!("an accumulator cannot be encoded: {e}")))
+    }
+
+    fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error> {
+        let other: T::Acc = postcard::from_bytes(state)
+            .map_err(|e| Error::msg(format!("a partial accumulator cannot be decoded: {e}")))?;
+        self.acc(group);
+        self.logic.merge(&mut self.accs[group], &other)
+    }
+
+    fn take_emitted(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error> {
+        self.emitted.finish()
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of::<Self>() + self.accs.capacity() * std::mem::size_of::<T::Acc>()
+    }
+}

@@ -1,0 +1,51 @@
+//! Error texts that name the function, the row and its argument values.
+
+use std::any::Any;
+
+use udf_core::arrow::datatypes::DataType as ArrowType;
+use udf_core::arrow::util::display::{ArrayFormatter, FormatOptions};
+use udf_core::{ArgColumn, FunctionSpec};
+
+/// `name => value, ...` for row `row` of a call of signature `signature`.
+pub fn describe_row(
+    spec: &FunctionSpec,
+    signature: usize,
+    args: &[ArgColumn],
+    row: usize,
+) -> String {
+    let signature = &spec.signatures[signature];
+    let options = FormatOptions::default().with_null("NULL");
+    let mut parts = Vec::with_capacity(args.len());
+    for (i, column) in args.iter().enumerate() {
+        let name = signature
+            .args
+            .get(i)
+            .or(signature.varargs.as_ref())
+            .map_or("?", |a| a.name.as_str());
+        let array = column.values();
+        let index = row & column.index_mask();
+        let value = match ArrayFormatter::try_new(array, &options) {
+            Ok(formatter) if index < array.len() => {
+                let text = formatter.value(index).to_string();
+                let quoted = matches!(
+                    array.data_type(),
+                    ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
+                ) && !array.is_null(index);
+                if quoted { format!("'{text}'") } else { text }
+            }
+            _ => "?".to_owned(),
+        };
+        parts.push(format!("{name} => {value}"));
+    }
+    parts.join(", ")
+}
+
+pub fn panic_message(panic: &Box<dyn Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
