@@ -21,6 +21,12 @@ pub struct Catalog {
     entries: RwLock<BTreeMap<String, CatalogEntry>>,
 }
 
+impl fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.read().keys()).finish()
+    }
+}
+
 /// SQL function names are case-insensitive.
 pub fn normalize(name: &str) -> String {
     name.to_lowercase()

@@ -4,17 +4,22 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use datafusion::common::{Result, ScalarValue, plan_datafusion_err, plan_err};
+use datafusion::common::{Result, ScalarValue, not_impl_err, plan_datafusion_err, plan_err};
+use datafusion::config::Dialect;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::session_state::SessionState;
 use datafusion::logical_expr::{Expr, lit};
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
 use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
 use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use crate::sql::config::JobParameters;
+use crate::sql::dialect::UdfDialect;
 use crate::sql::query_planner::UdfQueryPlanner;
 use crate::sql::registration::EngineFunction;
+use crate::sql::set_semantics::SetSemanticsPlanner;
 use crate::sql::statement;
 use crate::sql::table_aggregate::TableAggregateCall;
 use crate::table_aggregate::EmitMode;
@@ -66,14 +71,18 @@ impl Session {
     /// A session with DataFusion settings of your choice (target partitions, batch size, ...).
     pub fn with_config(config: SessionConfig) -> Self {
         let config = config.with_option_extension(JobParameters::default());
+        let catalog = Arc::new(Catalog::default());
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
             .with_query_planner(Arc::new(UdfQueryPlanner))
+            .with_relation_planners(vec![Arc::new(SetSemanticsPlanner {
+                catalog: catalog.clone(),
+            })])
             .build();
         Session {
             context: SessionContext::new_with_state(state),
-            catalog: Arc::new(Catalog::default()),
+            catalog,
             metrics: Metrics::default(),
             inline_calls: AtomicUsize::new(0),
         }
@@ -140,8 +149,7 @@ impl Session {
     /// (`f(a => 1, b => 'x')`) and leave out optional ones.
     pub async fn sql(&self, sql: &str) -> Result<DataFrame> {
         let state = self.context.state();
-        let dialect = state.config().options().sql_parser.dialect;
-        let mut parsed = state.sql_to_statement(sql, &dialect)?;
+        let mut parsed = parse_statement(&state, sql)?;
         statement::prepare(&mut parsed, &self.catalog)?;
         let plan = state.statement_to_plan(parsed).await?;
         self.context.execute_logical_plan(plan).await
@@ -271,6 +279,25 @@ fn table_aggregate_call(
             "`{name}` is a {} function, not a table aggregate",
             spec.kind
         ),
+    }
+}
+
+/// One statement, parsed with our dialect when the session uses the generic one (the
+/// default): it adds table arguments (`f(TABLE t PARTITION BY k)`) and nothing else.
+fn parse_statement(state: &SessionState, sql: &str) -> Result<DfStatement> {
+    let options = state.config().options();
+    if options.sql_parser.dialect != Dialect::Generic {
+        return state.sql_to_statement(sql, &options.sql_parser.dialect);
+    }
+    let mut statements = DFParserBuilder::new(sql)
+        .with_dialect(&UdfDialect)
+        .with_recursion_limit(options.sql_parser.recursion_limit.get())
+        .build()?
+        .parse_statements()?;
+    match (statements.pop_front(), statements.is_empty()) {
+        (Some(statement), true) => Ok(statement),
+        (None, _) => plan_err!("no SQL statement was given"),
+        (Some(_), false) => not_impl_err!("one SQL statement at a time, please"),
     }
 }
 

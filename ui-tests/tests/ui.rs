@@ -19,6 +19,7 @@ fn ui() {
         "signature",
         "sql_row",
         "aggregate",
+        "table_aggregate",
     ] {
         t.compile_fail(format!("cases/{class}/*.rs"));
     }

@@ -252,3 +252,80 @@ async fn misuse_is_reported() {
     );
     let _ = explain;
 }
+
+/// The SQL form: a TABLE argument with PARTITION BY; the table's other columns are the
+/// function's arguments.
+#[tokio::test]
+async fn sql_form_with_table_argument() {
+    let session = partitioned_session("MyTable", &my_table(), 2);
+    session.register(Top2).unwrap();
+    session.register(Top2WithRetract).unwrap();
+    let rows = |sql: &'static str| {
+        let session = &session;
+        async move {
+            let mut rows = crate::support::rows(session, sql).await;
+            rows.sort_by_key(|r| r.iter().map(ToString::to_string).collect::<Vec<_>>());
+            rows
+        }
+    };
+    let expected = vec![row(&[1, 3, 2]), row(&[1, 5, 1]), row(&[2, 4, 1])];
+    assert_eq!(
+        rows("SELECT * FROM Top2(TABLE MyTable PARTITION BY \"myField\")").await,
+        expected
+    );
+    assert_eq!(
+        rows("SELECT k, v, r FROM Top2(input => TABLE (SELECT \"myField\", value FROM MyTable) PARTITION BY \"myField\") AS t(k, v, r)").await,
+        expected
+    );
+    // Without PARTITION BY, all rows are one group.
+    assert_eq!(
+        rows("SELECT * FROM Top2(TABLE (SELECT value FROM MyTable))").await,
+        vec![row(&[4, 2]), row(&[5, 1])]
+    );
+
+    let changelog = crate::support::rows(
+        &session,
+        "SELECT value, rank, op FROM Top2WithRetract(TABLE MyTable PARTITION BY \"myField\", changelog => TRUE) WHERE \"myField\" = 1",
+    )
+    .await;
+    let changelog: Vec<String> = changelog
+        .iter()
+        .map(|r| format!("{} ({}, {})", r[2], r[0], r[1]))
+        .collect();
+    assert_eq!(
+        changelog,
+        [
+            "+I (3, 1)",
+            "+I (1, 2)",
+            "-D (3, 1)",
+            "+I (5, 1)",
+            "-D (1, 2)",
+            "+I (3, 2)"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn sql_form_errors() {
+    let session = partitioned_session("MyTable", &my_table(), 1);
+    session.register(Top2).unwrap();
+    let cases = [
+        ("SELECT * FROM Top2(1)", "`top2` takes one TABLE argument"),
+        (
+            "SELECT * FROM Top2(TABLE MyTable PARTITION BY \"myField\", size => 3)",
+            "`top2` has no argument named `size`",
+        ),
+        (
+            "SELECT * FROM Top2(TABLE MyTable PARTITION BY \"myField\" ORDER BY value)",
+            "takes no ORDER BY",
+        ),
+        (
+            "SELECT * FROM Top2(TABLE MyTable PARTITION BY \"myField\", changelog => 'yes')",
+            "must be TRUE or FALSE",
+        ),
+    ];
+    for (sql, expected) in cases {
+        let message = crate::support::error(&session, sql).await;
+        assert!(message.contains(expected), "{sql}\n{message}");
+    }
+}

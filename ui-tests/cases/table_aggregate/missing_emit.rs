@@ -1,0 +1,13 @@
+use udf_core::prelude::*;
+
+#[derive(Clone)]
+struct Largest;
+
+#[table_aggregate_function]
+impl Largest {
+    fn accumulate(acc: &mut i64, value: i64) {
+        *acc = (*acc).max(value);
+    }
+}
+
+fn main() {}
