@@ -1,4 +1,4 @@
-//! Snapshots: EXPLAIN of a query with a scalar UDF, and the catalog of the example functions.
+//! Snapshots: EXPLAIN of queries with UDFs, and the catalog of the example functions.
 
 use udf_examples::aggregate::{
     efficient_aggregate::EfficientAggregateFunction, string_concat::StringConcatFunction,
@@ -11,6 +11,9 @@ use udf_examples::scalar::{
     overloaded::OverloadedFunction, power::PowerFunction, resource::ResourceFunction,
     string_hash::StringHashFunction, substring::SubstringFunction, substring::substring,
     sum::SumFunction,
+};
+use udf_examples::table_aggregate::{
+    top_n::TopNFunction, top2::Top2, top2_with_retract::Top2WithRetract,
 };
 use udf_runtime::Session;
 
@@ -62,6 +65,9 @@ fn catalog_lists_every_example_with_its_signatures() {
     session.register(WeightedAverageFunction).unwrap();
     session.register(StringConcatFunction).unwrap();
     session.register(EfficientAggregateFunction).unwrap();
+    session.register(Top2).unwrap();
+    session.register(Top2WithRetract).unwrap();
+    session.register(TopNFunction { n: 3 }).unwrap();
     let listing: Vec<String> = session
         .functions()
         .iter()
