@@ -17,6 +17,7 @@ use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use crate::sql::config::JobParameters;
 use crate::sql::dialect::UdfDialect;
+use crate::sql::one_phase::OnePhaseWithoutMerge;
 use crate::sql::query_planner::UdfQueryPlanner;
 use crate::sql::registration::EngineFunction;
 use crate::sql::set_semantics::SetSemanticsPlanner;
@@ -76,6 +77,7 @@ impl Session {
             .with_config(config)
             .with_default_features()
             .with_query_planner(Arc::new(UdfQueryPlanner))
+            .with_physical_optimizer_rules(OnePhaseWithoutMerge::with_default_rules())
             .with_relation_planners(vec![Arc::new(SetSemanticsPlanner {
                 catalog: catalog.clone(),
             })])

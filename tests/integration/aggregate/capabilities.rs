@@ -1,4 +1,5 @@
-//! A capability the query needs but the function lacks is a planning error naming both.
+//! A capability the query needs but the function lacks is a planning error naming both;
+//! without `merge`, aggregations over several partitions run in one phase instead.
 
 use udf_core::Value;
 use udf_core::prelude::*;
@@ -6,7 +7,7 @@ use udf_examples::aggregate::efficient_aggregate::EfficientAggregateFunction;
 use udf_examples::aggregate::weighted_avg::WeightedAvg;
 
 use super::sales;
-use crate::support::{column, error, partitioned_session, rows, session_with};
+use crate::support::{column, error, explain, partitioned_session, rows, session_with};
 
 #[tokio::test]
 async fn bounded_frames_need_retract() {
@@ -34,27 +35,48 @@ fn orders() -> Vec<crate::support::Column> {
     ]
 }
 
+/// Without `merge` there are no partial aggregates to combine: over several partitions the
+/// rows are hash-partitioned by the group keys (or gathered, without GROUP BY) and aggregated
+/// in one phase, as Flink skips local-global aggregation for such functions.
 #[tokio::test]
-async fn partial_aggregation_needs_merge() {
-    let sql = "SELECT \"myField\", WeightedAvg(\"myField\", weight) FROM MyTable GROUP BY \"myField\" ORDER BY \"myField\"";
+async fn without_merge_the_aggregation_runs_in_one_phase() {
+    // weights 1..6: group 0 has weights 1, 3, 5; group 1 has 2, 4, 6.
+    // WeightedAvg: sum(myField * weight) / sum(weight) in integers: 0 and 12 / 12 = 1.
+    let grouped = "SELECT \"myField\", WeightedAvg(\"myField\", weight) FROM MyTable GROUP BY \"myField\" ORDER BY \"myField\"";
+    // Whole input, the weights averaged by myField (0 or 1): (2 + 4 + 6) / 3 = 4.
+    let whole = "SELECT WeightedAvg(weight, CAST(\"myField\" AS INT)) FROM MyTable";
+    for partitions in [1, 2, 3] {
+        let session = partitioned_session("MyTable", &orders(), partitions);
+        session.register(WeightedAvg).unwrap();
+        assert_eq!(
+            rows(&session, grouped).await,
+            vec![
+                vec![Value::BigInt(0), Value::BigInt(0)],
+                vec![Value::BigInt(1), Value::BigInt(1)]
+            ],
+            "{partitions} partition(s)"
+        );
+        assert_eq!(
+            rows(&session, whole).await,
+            vec![vec![Value::BigInt(4)]],
+            "{partitions} partition(s)"
+        );
+    }
     let session = partitioned_session("MyTable", &orders(), 2);
     session.register(WeightedAvg).unwrap();
-    let message = error(&session, sql).await;
+    let plan = explain(&session, grouped).await;
     assert!(
-        message.contains("aggregate function `weightedavg` has no `merge`, which this query needs to combine the partial aggregates of 2 input partitions"),
-        "{message}"
+        plan.contains("AggregateExec: mode=SinglePartitioned")
+            && plan.contains("RepartitionExec: partitioning=Hash")
+            && !plan.contains("mode=Partial"),
+        "{plan}"
     );
-
-    // One partition aggregates in one phase: no merge needed (the guide's query).
-    let session = partitioned_session("MyTable", &orders(), 1);
-    session.register(WeightedAvg).unwrap();
-    // weights 1..6: group 0 has weights 1, 3, 5; group 1 has 2, 4, 6.
-    assert_eq!(
-        rows(&session, sql).await,
-        vec![
-            vec![Value::BigInt(0), Value::BigInt(0)],
-            vec![Value::BigInt(1), Value::BigInt(1)]
-        ]
+    let plan = explain(&session, whole).await;
+    assert!(
+        plan.contains("AggregateExec: mode=Single,")
+            && plan.contains("CoalescePartitionsExec")
+            && !plan.contains("mode=Partial"),
+        "{plan}"
     );
 }
 

@@ -6,7 +6,7 @@ use udf_examples::aggregate::weighted_average::WeightedAverageFunction;
 use udf_runtime::prelude::*;
 
 use super::sales;
-use crate::support::{batches_to_rows, error, explain, partitioned_session, rows};
+use crate::support::{batches_to_rows, explain, partitioned_session, rows};
 
 const QUERY: &str = "SELECT category, weighted_avg(price, quantity) AS avg, \
                      weighted_avg(price, quantity) FILTER (WHERE price > 1.5) AS filtered \
@@ -89,21 +89,4 @@ async fn an_empty_group_reads_the_default_accumulator() {
     )
     .await;
     assert_eq!(result, vec![vec![Value::Null]]);
-}
-
-/// DataFusion hands DISTINCT to the function for multi-argument calls; until accumulators
-/// carry the distinct argument rows between phases, such a call is refused loudly.
-#[tokio::test]
-async fn distinct_with_several_arguments_is_refused() {
-    let session = partitioned_session("sales", &sales(), 2);
-    session.register(WeightedAverageFunction).unwrap();
-    let sql =
-        "SELECT category, weighted_avg(DISTINCT price, quantity) FROM sales GROUP BY category";
-    let message = error(&session, sql).await;
-    assert!(
-        message.contains(
-            "DISTINCT is not supported for the aggregate function `weighted_avg` in this query"
-        ),
-        "{message}"
-    );
 }

@@ -1,6 +1,7 @@
 //! Aggregate functions: SEMANTICS rules 14–16, capabilities, seed examples.
 
 mod capabilities;
+mod distinct;
 mod examples;
 mod grouping;
 mod windows;

@@ -22,6 +22,7 @@ use udf_core::{
     AggregateBatch, AggregateFunction, ArgColumn, Emit, FunctionSpec, GroupAccumulators, OutputType,
 };
 
+use super::aggregate_distinct::{self, DistinctGroup};
 use super::binding;
 
 /// A registered aggregate function.
@@ -69,12 +70,6 @@ impl AggregateUdf {
     }
 
     fn groups(&self, args: &AccumulatorArgs) -> Result<Folder> {
-        if args.is_distinct {
-            return plan_err!(
-                "DISTINCT is not supported for the aggregate function `{}` in this query",
-                self.name
-            );
-        }
         let types: Vec<&ArrowType> = args.expr_fields.iter().map(|f| f.data_type()).collect();
         let resolved = binding::resolve_arrow(&self.name, &self.spec, &types)?;
         let output = DataType::from_arrow_field(args.return_field.as_ref())
@@ -145,11 +140,20 @@ impl AggregateUDFImpl for AggregateUdf {
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        Ok(Box::new(SingleGroup {
+        let group = SingleGroup {
             folder: self.groups(&args)?,
             zeros: Vec::new(),
             retract: self.spec.capabilities.retract,
-        }))
+        };
+        if !args.is_distinct {
+            return Ok(Box::new(group));
+        }
+        let types: Vec<ArrowType> = args
+            .expr_fields
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        Ok(Box::new(DistinctGroup::new(group, &types)?))
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
@@ -157,6 +161,9 @@ impl AggregateUDFImpl for AggregateUdf {
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        if args.is_distinct {
+            return Ok(vec![aggregate_distinct::state_field(args.name)]);
+        }
         Ok(vec![Arc::new(Field::new(
             format_state_name(args.name, "accumulator"),
             ArrowType::Binary,
@@ -164,6 +171,7 @@ impl AggregateUDFImpl for AggregateUdf {
         ))])
     }
 
+    /// DISTINCT calls keep a set of argument rows per group (see `aggregate_distinct`).
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
         !args.is_distinct
     }
@@ -322,9 +330,9 @@ impl GroupsAccumulator for Folder {
     }
 }
 
-/// One group (no GROUP BY, or one OVER window partition).
+/// One group (no GROUP BY, one OVER window partition, or one group of a DISTINCT call).
 #[derive(Debug)]
-struct SingleGroup {
+pub(super) struct SingleGroup {
     folder: Folder,
     /// Every row's group index: 0.
     zeros: Vec<usize>,
@@ -332,6 +340,10 @@ struct SingleGroup {
 }
 
 impl SingleGroup {
+    pub(super) fn name(&self) -> &str {
+        &self.folder.name
+    }
+
     fn zeros(&mut self, rows: usize) -> Vec<usize> {
         let mut zeros = std::mem::take(&mut self.zeros);
         zeros.resize(rows, 0);

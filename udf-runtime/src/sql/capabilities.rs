@@ -13,7 +13,7 @@ use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 
 use super::aggregate_udf::AggregateUdf;
 
-fn ours(udaf: &AggregateUDF) -> Option<&AggregateUdf> {
+pub(super) fn ours(udaf: &AggregateUDF) -> Option<&AggregateUdf> {
     (udaf.inner().as_ref() as &dyn Any).downcast_ref::<AggregateUdf>()
 }
 
@@ -50,7 +50,9 @@ pub fn check_window_frames(plan: &LogicalPlan) -> Result<()> {
 }
 
 /// A partial aggregation (one per input partition, combined later) folds partial
-/// accumulators together with `merge`.
+/// accumulators together with `merge`. Planning replaces such aggregations by one phase
+/// where it can (`one_phase`); this reports any it could not. DISTINCT calls are exempt:
+/// their partials are sets of argument rows, combined by union.
 pub fn check_partial_aggregates(plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
     let mut error = None;
     plan.apply(|node| {
@@ -60,6 +62,7 @@ pub fn check_partial_aggregates(plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
             for call in aggregate.aggr_expr() {
                 if let Some(udf) = ours(call.fun())
                     && !udf.spec().capabilities.merge
+                    && !call.is_distinct()
                 {
                     error = Some(format!(
                         "aggregate function `{}` has no `merge`, which this query needs to combine the partial aggregates of {} input partitions; implement `merge` or run the query with one partition",

@@ -1,11 +1,13 @@
 //! Everything that talks to DataFusion.
 
+pub mod aggregate_distinct;
 pub mod aggregate_udf;
 pub mod binding;
 pub mod capabilities;
 pub mod config;
 pub mod dialect;
 pub mod extension_planner;
+pub mod one_phase;
 pub mod query_planner;
 pub mod registration;
 pub mod scalar_udf;
