@@ -119,6 +119,14 @@ pub trait AggregateLogic: Send + Sync + Sized + 'static {
     /// Only called when the spec declares the merge capability.
     fn merge(&self, acc: &mut Self::Acc, other: &Self::Acc) -> Result<(), Error>;
 
+    /// Prepares the accumulator of an emitted group for reuse by a new group (Flink's
+    /// `resetAccumulator`). Groups are emitted early when the input arrives sorted by the
+    /// group keys; the default starts over from `Default`.
+    fn reset(&self, acc: &mut Self::Acc) -> Result<(), Error> {
+        *acc = Self::Acc::default();
+        Ok(())
+    }
+
     /// The result of each accumulator, as a column of type `output`.
     fn evaluate(&self, accs: &[Self::Acc], output: &DataType) -> Result<ArrayRef, Error>;
 }
@@ -138,6 +146,7 @@ impl<T: AggregateLogic> AggregateFunction for T {
             signature,
             output,
             accs: Vec::new(),
+            spare: Vec::new(),
         })
     }
 }
@@ -148,13 +157,35 @@ struct Groups<T: AggregateLogic> {
     signature: usize,
     output: DataType,
     accs: Vec<T::Acc>,
+    /// Accumulators of emitted groups, reset, for the next new groups.
+    spare: Vec<T::Acc>,
 }
 
 impl<T: AggregateLogic> Groups<T> {
     fn grow(&mut self, total_groups: usize) {
-        if self.accs.len() < total_groups {
-            self.accs.resize_with(total_groups, T::Acc::default);
+        while self.accs.len() < total_groups {
+            match self.spare.pop() {
+                Some(acc) => self.accs.push(acc),
+                None => {
+                    self.accs.resize_with(total_groups, T::Acc::default);
+                    break;
+                }
+            }
         }
+    }
+
+    /// Keeps the accumulators of groups emitted early: the input is sorted by the group
+    /// keys, so new groups follow.
+    fn recycle(&mut self, emit: Emit, accs: Vec<T::Acc>) -> Result<(), Error> {
+        if let Emit::First(_) = emit {
+            for mut acc in accs {
+                self.logic
+                    .reset(&mut acc)
+                    .map_err(|e| Error::msg(format!("reset failed: {e}")))?;
+                self.spare.push(acc);
+            }
+        }
+        Ok(())
     }
 
     fn encode(accs: &[T::Acc]) -> Result<ArrayRef, Error> {
@@ -217,12 +248,17 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
     }
 
     fn state(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
-        Self::encode(&self.take(emit))
+        let accs = self.take(emit);
+        let state = Self::encode(&accs)?;
+        self.recycle(emit, accs)?;
+        Ok(state)
     }
 
     fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
         let accs = self.take(emit);
-        self.logic.evaluate(&accs, &self.output)
+        let result = self.logic.evaluate(&accs, &self.output)?;
+        self.recycle(emit, accs)?;
+        Ok(result)
     }
 
     fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, Error> {
@@ -237,6 +273,7 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
     }
 
     fn size(&self) -> usize {
-        std::mem::size_of::<Self>() + self.accs.capacity() * std::mem::size_of::<T::Acc>()
+        std::mem::size_of::<Self>()
+            + (self.accs.capacity() + self.spare.capacity()) * std::mem::size_of::<T::Acc>()
     }
 }

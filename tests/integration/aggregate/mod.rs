@@ -4,6 +4,7 @@ mod capabilities;
 mod distinct;
 mod examples;
 mod grouping;
+mod reset;
 mod windows;
 
 use udf_core::Value;

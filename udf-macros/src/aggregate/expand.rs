@@ -74,13 +74,31 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
                 Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
                 None => quote!(__udf::UnitResult::into_result),
             };
-            quote!(#unit(#target::#method(#receiver acc, other)))
+            let this = bind_this(merge.receiver);
+            quote!(#this #unit(#target::#method(#receiver acc, other)))
         }
         None => quote! {
             let _ = (acc, other);
             ::core::result::Result::Err(__udf::Error::msg(::std::format!("`{}` cannot merge", #sql_name)))
         },
     };
+
+    // Without `reset`, the trait's default (`Default::default()`) applies.
+    let reset = def.reset.as_ref().map(|reset| {
+        let method = &reset.ident;
+        let receiver = receiver(reset.receiver);
+        let unit = match &reset.output {
+            Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
+            None => quote!(__udf::UnitResult::into_result),
+        };
+        let this = bind_this(reset.receiver);
+        quote! {
+            fn reset(&self, acc: &mut #acc) -> __udf::Result<(), __udf::Error> {
+                #this
+                #unit(#target::#method(#receiver acc))
+            }
+        }
+    });
 
     let get_value_method = &get_value.ident;
     let get_value_receiver = receiver(get_value.receiver);
@@ -136,6 +154,8 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
                     #merge
                 }
 
+                #reset
+
                 #[allow(unused_variables)]
                 fn evaluate(&self, accs: &[#acc], output: &__udf::DataType) -> __udf::Result<__udf::ArrayRef, __udf::Error> {
                     let this = self;
@@ -156,6 +176,14 @@ pub fn receiver(receiver: Receiver) -> TokenStream {
     match receiver {
         Receiver::None => quote!(),
         Receiver::Ref => quote!(this,),
+    }
+}
+
+/// `let this = self;` for methods that take `&self`.
+pub fn bind_this(receiver: Receiver) -> TokenStream {
+    match receiver {
+        Receiver::None => quote!(),
+        Receiver::Ref => quote!(let this = self;),
     }
 }
 

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::expand::{receiver, signature};
+use super::expand::{bind_this, receiver, signature};
 use super::{AggregateDef, Emission, Emit};
 use crate::dispatch;
 use crate::types;
@@ -36,8 +36,9 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
                 Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
                 None => quote!(__udf::UnitResult::into_result),
             };
+            let this = bind_this(emit.receiver);
             quote! {
-                let this = self;
+                #this
                 #unit(#target::#ident(#receiver acc, out))
             }
         }
@@ -64,8 +65,9 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
                 Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
                 None => quote!(__udf::UnitResult::into_result),
             };
+            let this = bind_this(merge.receiver);
             quote! {
-                let this = self;
+                #this
                 #unit(#target::#method(#receiver acc, other))
             }
         }

@@ -1,5 +1,5 @@
 //! `#[aggregate_function]` and `#[table_aggregate_function]` on an `impl` block:
-//! `accumulate` (overloadable as `accumulate_*`), optional `merge`, and the result:
+//! `accumulate` (overloadable as `accumulate_*`), optional `merge` and `reset`, and the result:
 //! `get_value` (with optional `retract`/`retract_*` per overload) for aggregates,
 //! `emit_value` and/or `emit_update_with_retract` for table aggregates. The accumulator
 //! type is `type Acc = ...;` or the first parameter of `accumulate` (`acc: &mut Acc`).
@@ -42,8 +42,9 @@ pub struct GetValue {
     pub hint: Option<Hint>,
 }
 
-/// `merge(acc: &mut Acc, other: &Acc)`.
-pub struct Merge {
+/// A method on accumulators only: `merge(acc: &mut Acc, other: &Acc)` or
+/// `reset(acc: &mut Acc)`.
+pub struct AccMethod {
     pub ident: Ident,
     pub receiver: Receiver,
     pub output: Option<Type>,
@@ -81,7 +82,9 @@ pub struct AggregateDef {
     pub accumulates: Vec<EvalMethod>,
     /// Parallel to `accumulates` when the function can retract.
     pub retracts: Option<Vec<EvalMethod>>,
-    pub merge: Option<Merge>,
+    pub merge: Option<AccMethod>,
+    /// Aggregates only: prepares an emitted group's accumulator for reuse.
+    pub reset: Option<AccMethod>,
     pub output: Output,
 }
 
@@ -222,6 +225,7 @@ fn parse(
     let mut accumulates = Vec::new();
     let mut retracts: Vec<(String, EvalMethod)> = Vec::new();
     let mut merge = None;
+    let mut reset = None;
     let mut get_value = None;
     let mut emits: Vec<(bool, Emit, Type, Option<Hint>)> = Vec::new();
     for item in &mut block.items {
@@ -269,17 +273,34 @@ fn parse(
                     ),
                 );
             }
-            merge = Some(Merge {
+            merge = Some(AccMethod {
                 ident: method.sig.ident.clone(),
                 receiver,
                 output: return_type(&method.sig),
             });
-        } else if name == "reset" {
-            // Flink resets accumulators it reuses; every group here starts from `Default`.
+        } else if name == "reset" && kind == Kind::TableAggregate {
             cx.error_spanned_by(
                 &method.sig.ident,
-                "`reset` is not supported: accumulators are never reused (each group starts from `Default`), so it would never be called; rename the method if it is a helper",
+                "a table aggregate never reuses accumulators (each group starts from `Default`), so `reset` would never be called; rename the method if it is a helper",
             );
+        } else if name == "reset" {
+            let params = typed_params(&method.sig);
+            let ok = params.len() == 1
+                && params[0].to_token_stream().to_string() == quote::quote!(&mut #acc).to_string();
+            if !ok {
+                cx.error_spanned_by(
+                    &method.sig.ident,
+                    format!(
+                        "`reset` must be declared as `fn reset(acc: &mut {})`",
+                        types::display(&acc)
+                    ),
+                );
+            }
+            reset = Some(AccMethod {
+                ident: method.sig.ident.clone(),
+                receiver,
+                output: return_type(&method.sig),
+            });
         } else if kind == Kind::TableAggregate
             && (name == "emit_value" || name == "emit_update_with_retract")
         {
@@ -410,6 +431,7 @@ fn parse(
         accumulates,
         retracts,
         merge,
+        reset,
         output,
     };
     if let Some(name) = options.name {

@@ -1,5 +1,5 @@
 //! #[aggregate_function] forms: `type Acc`, accumulator from `accumulate`, `&self`,
-//! overloads with retracts, Result returns, a hinted result.
+//! overloads with retracts, Result returns, a hinted result, `reset`.
 
 use udf_core::prelude::*;
 
@@ -58,7 +58,34 @@ impl Count {
     }
 }
 
+/// `&self` on `merge` and `reset`; `reset` returning `Result`.
+#[derive(Clone)]
+struct Capped {
+    cap: i64,
+}
+
+#[aggregate_function(merge)]
+impl Capped {
+    fn accumulate(&self, acc: &mut i64, value: i64) {
+        *acc = (*acc + value).min(self.cap);
+    }
+
+    fn merge(&self, acc: &mut i64, other: &i64) {
+        *acc = (*acc + *other).min(self.cap);
+    }
+
+    fn reset(&self, acc: &mut i64) -> Result<()> {
+        *acc = 0;
+        Ok(())
+    }
+
+    fn get_value(acc: &i64) -> i64 {
+        *acc
+    }
+}
+
 fn main() {
+    assert!(Capped { cap: 3 }.spec().capabilities.merge);
     let spec = Spread { scale: 1 }.spec();
     assert!(spec.capabilities.merge && !spec.capabilities.retract);
     assert_eq!(
