@@ -1,4 +1,6 @@
-//! DataFrame methods for what DataFusion has no operator for.
+//! DataFrame methods for what DataFusion has no operator for: table aggregates, the way
+//! Flink's Table API writes them (`groupBy(..).flatAggregate(..)`, or `flatAggregate(..)`
+//! over the whole table).
 
 use datafusion::common::Result;
 use datafusion::logical_expr::{Expr, Extension, LogicalPlan};
@@ -7,18 +9,41 @@ use std::sync::Arc;
 
 use crate::sql::table_aggregate::{TableAggregateCall, TableAggregateNode};
 
-/// `flat_aggregate` on a DataFrame (Flink's `groupBy(..).flatAggregate(..)`).
+/// Table aggregates on a DataFrame.
 pub trait FlatAggregate: Sized {
-    /// Applies a table aggregate per group of `group_by` (all rows when empty). The result
-    /// has the keys, then the emitted row's columns (renamed with
-    /// [`TableAggregateCall::alias`]), then `op` when the call asks for a changelog.
-    fn flat_aggregate(self, group_by: Vec<Expr>, call: TableAggregateCall) -> Result<DataFrame>;
+    /// Groups the rows by `keys`, for [`GroupedDataFrame::flat_aggregate`].
+    fn group_by(self, keys: Vec<Expr>) -> GroupedDataFrame;
+
+    /// Applies a table aggregate to all rows as one group: the result has the emitted row's
+    /// columns (renamed with [`TableAggregateCall::alias`]), then `op` when the call asks
+    /// for a changelog.
+    fn flat_aggregate(self, call: TableAggregateCall) -> Result<DataFrame>;
 }
 
 impl FlatAggregate for DataFrame {
-    fn flat_aggregate(self, group_by: Vec<Expr>, call: TableAggregateCall) -> Result<DataFrame> {
-        let (state, plan) = self.into_parts();
-        let node = TableAggregateNode::try_new(plan, group_by, call)?;
+    fn group_by(self, keys: Vec<Expr>) -> GroupedDataFrame {
+        GroupedDataFrame { input: self, keys }
+    }
+
+    fn flat_aggregate(self, call: TableAggregateCall) -> Result<DataFrame> {
+        self.group_by(Vec::new()).flat_aggregate(call)
+    }
+}
+
+/// A DataFrame grouped by key expressions.
+#[derive(Debug, Clone)]
+pub struct GroupedDataFrame {
+    input: DataFrame,
+    keys: Vec<Expr>,
+}
+
+impl GroupedDataFrame {
+    /// Applies a table aggregate per group: the result has the keys, then the emitted row's
+    /// columns (renamed with [`TableAggregateCall::alias`]), then `op` when the call asks
+    /// for a changelog.
+    pub fn flat_aggregate(self, call: TableAggregateCall) -> Result<DataFrame> {
+        let (state, plan) = self.input.into_parts();
+        let node = TableAggregateNode::try_new(plan, self.keys, call)?;
         let plan = LogicalPlan::Extension(Extension {
             node: Arc::new(node),
         });

@@ -14,7 +14,7 @@ mod sql;
 mod table_aggregate;
 
 pub use catalog::FunctionInfo;
-pub use dataframe::FlatAggregate;
+pub use dataframe::{FlatAggregate, GroupedDataFrame};
 pub use session::Session;
 pub use sql::config::JobParameters;
 pub use sql::table_aggregate::TableAggregateCall;

@@ -45,8 +45,8 @@ async fn top2_per_group_at_one_and_two_partitions() {
             .table("MyTable")
             .await
             .unwrap()
+            .group_by(vec![ident("myField")])
             .flat_aggregate(
-                vec![ident("myField")],
                 session
                     .table_aggregate("Top2", [col("value")])
                     .unwrap()
@@ -77,7 +77,8 @@ async fn merging_partial_accumulators_shows_in_the_plan() {
     let df = session.table("MyTable").await.unwrap();
     let with_merge = df
         .clone()
-        .flat_aggregate(vec![ident("myField")], call("Top2"))
+        .group_by(vec![ident("myField")])
+        .flat_aggregate(call("Top2"))
         .unwrap();
     let plan = explain_df(with_merge).await;
     assert!(
@@ -86,7 +87,8 @@ async fn merging_partial_accumulators_shows_in_the_plan() {
     );
     assert!(plan.contains("(merge partial accumulators)"), "{plan}");
     let without_merge = df
-        .flat_aggregate(vec![ident("myField")], call("Top2WithRetract"))
+        .group_by(vec![ident("myField")])
+        .flat_aggregate(call("Top2WithRetract"))
         .unwrap();
     let plan = explain_df(without_merge).await;
     assert!(
@@ -114,8 +116,8 @@ async fn final_result_of_an_update_only_function() {
         .table("MyTable")
         .await
         .unwrap()
+        .group_by(vec![ident("myField")])
         .flat_aggregate(
-            vec![ident("myField")],
             session
                 .table_aggregate("Top2WithRetract", [col("value")])
                 .unwrap(),
@@ -149,8 +151,8 @@ async fn changelogs_in_group_input_order() {
                 .table("MyTable")
                 .await
                 .unwrap()
+                .group_by(vec![ident("myField")])
                 .flat_aggregate(
-                    vec![ident("myField")],
                     session
                         .table_aggregate(name, [col("value")])
                         .unwrap()
@@ -205,7 +207,6 @@ async fn parameterized_top_n_without_groups() {
         .await
         .unwrap()
         .flat_aggregate(
-            vec![],
             session
                 .table_aggregate_inline(TopNFunction { n: 3 }, [col("score")])
                 .unwrap(),
@@ -238,7 +239,6 @@ async fn misuse_is_reported() {
         .await
         .unwrap()
         .flat_aggregate(
-            vec![],
             session
                 .table_aggregate("Top2", [col("value")])
                 .unwrap()
