@@ -6,6 +6,7 @@
 pub mod aggregate;
 pub mod java;
 pub mod scalar;
+pub mod table;
 pub mod table_aggregate;
 
 /// The directory of the bundled dataset.

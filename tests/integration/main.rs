@@ -5,4 +5,5 @@ mod conformance;
 mod examples;
 mod scalar;
 mod support;
+mod table;
 mod table_aggregate;

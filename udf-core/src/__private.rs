@@ -6,7 +6,7 @@ pub use std::result::Result;
 pub use arrow::array::{Array, ArrayRef};
 
 pub use crate::aggregate::{AggregateBatch, AggregateLogic, selected};
-pub use crate::collector::{Collector, RetractableCollector};
+pub use crate::collector::{Collector, Emitted, RetractableCollector};
 pub use crate::convert::{
     ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, ResultValue, SqlType, StrBuilder,
     ValueBuilder, WriterReturn,
@@ -20,6 +20,7 @@ pub use crate::sql_row::{
     FieldReader, RowFieldValue, SqlRow, StructParts, field_builder, field_is_static,
     field_nullable, field_roots, row_field_types, struct_columns,
 };
+pub use crate::table::{RowSink, TableCall, TableFunction, hand_over};
 pub use crate::table_aggregate::{Emits, TableAggregateLogic};
 pub use crate::types::{
     DataType, DayTimeInterval, DayTimeResolution, RootSet, RowField, TypeKind, TypeRoot,
@@ -154,7 +155,12 @@ pub fn return_builder<R: FunctionReturn>(
     <R::Value as ResultValue>::builder(output, rows)
 }
 
-/// What `open`, `accumulate`, `retract` and `merge` may return: `()` or `Result<(), E>`.
+/// What `open`, `accumulate`, `retract`, `merge` and methods that emit rows may return:
+/// `()` or `Result<(), E>`.
+#[diagnostic::on_unimplemented(
+    message = "this method must return `()` or `Result<()>`, not `{Self}`",
+    label = "its result is not seen by SQL"
+)]
 pub trait UnitResult {
     fn into_result(self) -> Result<(), Error>;
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::aggregate::AggregateFunction;
 use crate::scalar::ScalarFunction;
 use crate::spec::FunctionSpec;
+use crate::table::TableFunction;
 use crate::table_aggregate::TableAggregateFunction;
 
 /// A user-defined function of one of the supported kinds.
@@ -12,6 +13,7 @@ use crate::table_aggregate::TableAggregateFunction;
 #[derive(Clone)]
 pub enum Function {
     Scalar(Arc<dyn ScalarFunction>),
+    Table(Arc<dyn TableFunction>),
     Aggregate(Arc<dyn AggregateFunction>),
     TableAggregate(Arc<dyn TableAggregateFunction>),
 }
@@ -20,6 +22,7 @@ impl Function {
     pub fn spec(&self) -> FunctionSpec {
         match self {
             Function::Scalar(f) => f.spec(),
+            Function::Table(f) => f.spec(),
             Function::Aggregate(f) => f.spec(),
             Function::TableAggregate(f) => f.spec(),
         }

@@ -31,6 +31,7 @@ mod kernel;
 mod scalar;
 mod spec;
 mod sql_row;
+mod table;
 mod table_aggregate;
 mod value;
 
@@ -52,11 +53,14 @@ pub use function::{Function, UserFunction};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use spec::{ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature};
 pub use sql_row::SqlRow;
+pub use table::{RowSink, TableCall, TableFunction};
 pub use table_aggregate::{Emits, TableAggregateFunction, TableAggregateLogic, TableGroups};
 pub use types::DataType;
 pub use value::{Row, Value};
 
-pub use udf_macros::{SqlRow, aggregate_function, scalar_function, table_aggregate_function};
+pub use udf_macros::{
+    SqlRow, aggregate_function, scalar_function, table_aggregate_function, table_function,
+};
 
 /// Arrow, as this crate sees it (one version for the whole program).
 pub use arrow;

@@ -2,6 +2,6 @@
 
 pub use crate::{
     AggregateFunction, CallContext, Collector, DataType, Decimal, Error, FunctionContext, Result,
-    RetractableCollector, Row, ScalarFunction, SqlRow, TableAggregateFunction, Value,
-    aggregate_function, bail, scalar_function, table_aggregate_function,
+    RetractableCollector, Row, ScalarFunction, SqlRow, TableAggregateFunction, TableFunction,
+    Value, aggregate_function, bail, scalar_function, table_aggregate_function, table_function,
 };

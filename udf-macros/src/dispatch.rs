@@ -359,3 +359,53 @@ pub fn assert_const(span: Span, condition: TokenStream, message: &str) -> TokenS
         };
     }
 }
+
+/// The body of `fn(this: &Self, call: &mut TableCall) -> Result<()>` for a table function's
+/// `eval`: one loop over the input rows; a row with NULL in a strict parameter emits nothing.
+/// Emitted rows go into one builder, handed to the sink whenever a chunk is full.
+pub fn rows_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
+    let method = &eval.ident;
+    let receiver = receiver(eval);
+    let Inputs {
+        setup,
+        strict,
+        fill,
+        call_args,
+    } = inputs(eval);
+    let Some(row_ty) = &eval.collector else {
+        // The signature parser has reported the missing collector.
+        return quote!(::core::compile_error!("a table function needs a collector"));
+    };
+    let span = row_ty.span();
+    let row_ty = types::with_lifetimes(row_ty, "'_");
+    let unit = match &eval.output {
+        Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
+        None => quote!(__udf::UnitResult::into_result),
+    };
+    let emitted = quote_spanned!(span=> __udf::Emitted::<#row_ty>::new(call.output, call.chunk)?);
+    quote! {
+        let args: &[__udf::ArgColumn] = call.args;
+        let rows = call.rows;
+        #setup
+        let validity = __udf::Validity::of(#strict);
+        if validity.is_all_null() {
+            return ::std::result::Result::Ok(());
+        }
+        let mut emitted = #emitted;
+        for row in 0..rows {
+            if !validity.is_valid(row) {
+                continue;
+            }
+            call.row = row;
+            #fill
+            #unit(#target::#method(#receiver #call_args &mut emitted.collector(row)))?;
+            if let ::core::option::Option::Some(error) = emitted.take_error() {
+                return ::std::result::Result::Err(error);
+            }
+            if emitted.len() >= call.chunk {
+                __udf::hand_over(&mut emitted, &mut *call.sink)?;
+            }
+        }
+        __udf::hand_over(&mut emitted, &mut *call.sink)
+    }
+}

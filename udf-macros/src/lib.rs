@@ -7,8 +7,8 @@ mod attr;
 mod check;
 mod ctxt;
 mod dispatch;
+mod eval;
 mod hint;
-mod scalar;
 mod signature;
 mod sql_row;
 mod types;
@@ -35,7 +35,28 @@ use proc_macro::TokenStream;
 /// `#[varargs]` for a trailing slice parameter.
 #[proc_macro_attribute]
 pub fn scalar_function(args: TokenStream, input: TokenStream) -> TokenStream {
-    scalar::expand(args.into(), input.into()).into()
+    eval::expand(eval::Flavor::Scalar, args.into(), input.into()).into()
+}
+
+/// Turns a `fn` or an `impl` block into a SQL table function: each call emits rows through
+/// a last parameter `out: &mut Collector<T>`.
+///
+/// ```ignore
+/// #[table_function]
+/// #[data_type("ROW<word STRING, length INT>")]
+/// fn split(s: &str, out: &mut Collector<Row>) {
+///     for word in s.split(' ') {
+///         out.collect(Row::of([word.into(), (word.len() as i32).into()]));
+///     }
+/// }
+/// ```
+///
+/// `T` is the row type: a `#[derive(SqlRow)]` struct (its fields become columns), `Row` with a
+/// hint, or a single value (one column `f0`). Overloads, hints, named and optional arguments,
+/// `open`/`close` and the options `name` and `deterministic` work as for `#[scalar_function]`.
+#[proc_macro_attribute]
+pub fn table_function(args: TokenStream, input: TokenStream) -> TokenStream {
+    eval::expand(eval::Flavor::Table, args.into(), input.into()).into()
 }
 
 /// Turns an `impl` block into a SQL aggregate function.

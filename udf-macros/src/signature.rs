@@ -45,6 +45,11 @@ pub enum Returns {
     Value,
     /// Nothing SQL sees (`accumulate`, `retract`): `()` or `Result<()>`.
     Nothing,
+    /// Rows, through a last parameter `out: &mut Collector<T>` (table functions); the method
+    /// returns `()` or `Result<()>`.
+    Rows,
+    /// Rows, returned by an `async fn` as a collection (async table functions).
+    AsyncRows,
 }
 
 /// One evaluation method: a signature of the SQL function.
@@ -56,6 +61,8 @@ pub struct EvalMethod {
     pub params: Vec<Param>,
     pub varargs: Option<Param>,
     pub buffer: Option<Buffer>,
+    /// The row type `T` of a last parameter `out: &mut Collector<T>` (table functions).
+    pub collector: Option<Type>,
     /// The return type; `None` for `()`.
     pub output: Option<Type>,
     pub output_hint: Option<Hint>,
@@ -141,6 +148,31 @@ impl EvalMethod {
             _ => None,
         };
 
+        let collector = if returns == Returns::Rows {
+            match params
+                .last()
+                .and_then(|p| types::collector_item(&p.ty, "Collector"))
+            {
+                Some(row) => {
+                    let row = row.clone();
+                    let param = params.pop().expect("checked non-empty");
+                    if let Some(hint) = &param.hint {
+                        cx.error_spanned_by(&hint.literal, "put the row type hint on the function: #[data_type(\"...\")] above `fn`");
+                    }
+                    Some(row)
+                }
+                None => {
+                    cx.error_spanned_by(
+                        &signature.ident,
+                        format!("`{}` emits rows through a last parameter `out: &mut Collector<T>`, where `T` is the row type", signature.ident),
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
+
         let varargs = match (varargs, params.last()) {
             (Some(flag), Some(last)) => match types::slice_element(&last.ty).cloned() {
                 Some(element) => {
@@ -200,6 +232,13 @@ impl EvalMethod {
             );
         }
 
+        if returns == Returns::AsyncRows && output.is_none() {
+            cx.error_spanned_by(
+                &signature.ident,
+                "an async table function returns its rows: `-> Vec<T>` or `-> Result<Vec<T>>`",
+            );
+        }
+
         EvalMethod {
             ident: signature.ident.clone(),
             receiver,
@@ -207,6 +246,7 @@ impl EvalMethod {
             params,
             varargs,
             buffer,
+            collector,
             output,
             output_hint,
             span: signature.ident.span(),
@@ -220,16 +260,29 @@ impl EvalMethod {
 }
 
 fn check_header(signature: &syn::Signature, macro_name: &str, cx: &Ctxt) {
-    if let Some(asyncness) = &signature.asyncness {
-        let suggestion = match macro_name {
-            "scalar_function" => "; use #[async_scalar_function] for an async function",
-            "table_function" => "; use #[async_table_function] for an async function",
-            _ => "",
-        };
-        cx.error_spanned_by(
-            asyncness,
-            format!("#[{macro_name}] cannot be an `async fn`{suggestion}"),
-        );
+    let wants_async = macro_name.starts_with("async_");
+    match (&signature.asyncness, wants_async) {
+        (Some(asyncness), false) => {
+            let suggestion = match macro_name {
+                "scalar_function" => "; use #[async_scalar_function] for an async function",
+                "table_function" => "; use #[async_table_function] for an async function",
+                _ => "",
+            };
+            cx.error_spanned_by(
+                asyncness,
+                format!("#[{macro_name}] cannot be an `async fn`{suggestion}"),
+            );
+        }
+        (None, true) => {
+            let plain = macro_name.trim_start_matches("async_");
+            cx.error_spanned_by(
+                signature.fn_token,
+                format!(
+                    "#[{macro_name}] needs an `async fn`; use #[{plain}] for a synchronous function"
+                ),
+            );
+        }
+        _ => {}
     }
     if let Some(unsafety) = &signature.unsafety {
         cx.error_spanned_by(

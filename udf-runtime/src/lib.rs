@@ -14,9 +14,10 @@ mod sql;
 mod table_aggregate;
 
 pub use catalog::FunctionInfo;
-pub use dataframe::{FlatAggregate, GroupedDataFrame};
+pub use dataframe::{FlatAggregate, GroupedDataFrame, JoinLateral};
 pub use session::Session;
 pub use sql::config::JobParameters;
+pub use sql::lateral::TableFunctionCall;
 pub use sql::table_aggregate::TableAggregateCall;
 
 /// DataFusion, as this crate uses it.
@@ -24,6 +25,6 @@ pub use datafusion;
 
 /// `use udf_runtime::prelude::*;` — the session plus DataFusion's prelude.
 pub mod prelude {
-    pub use crate::{FlatAggregate, Session};
+    pub use crate::{FlatAggregate, JoinLateral, Session};
     pub use datafusion::prelude::*;
 }

@@ -17,6 +17,7 @@ use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use crate::sql::config::JobParameters;
 use crate::sql::dialect::UdfDialect;
+use crate::sql::lateral::{LateralJoins, TableFunctionCall, TableFunctionPlanner};
 use crate::sql::one_phase::OnePhaseWithoutMerge;
 use crate::sql::query_planner::UdfQueryPlanner;
 use crate::sql::registration::EngineFunction;
@@ -73,19 +74,30 @@ impl Session {
     pub fn with_config(config: SessionConfig) -> Self {
         let config = config.with_option_extension(JobParameters::default());
         let catalog = Arc::new(Catalog::default());
+        let metrics = Metrics::default();
+        // Lateral joins become our node before DataFusion's rules see their outer references.
+        let mut analyzer_rules = datafusion::optimizer::Analyzer::new().rules;
+        analyzer_rules.insert(0, Arc::new(LateralJoins));
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
             .with_query_planner(Arc::new(UdfQueryPlanner))
             .with_physical_optimizer_rules(OnePhaseWithoutMerge::with_default_rules())
-            .with_relation_planners(vec![Arc::new(SetSemanticsPlanner {
-                catalog: catalog.clone(),
-            })])
+            .with_analyzer_rules(analyzer_rules)
+            .with_relation_planners(vec![
+                Arc::new(SetSemanticsPlanner {
+                    catalog: catalog.clone(),
+                }),
+                Arc::new(TableFunctionPlanner {
+                    catalog: catalog.clone(),
+                    metrics: metrics.clone(),
+                }),
+            ])
             .build();
         Session {
             context: SessionContext::new_with_state(state),
             catalog,
-            metrics: Metrics::default(),
+            metrics,
             inline_calls: AtomicUsize::new(0),
         }
     }
@@ -239,6 +251,60 @@ impl Session {
         let spec = Arc::new(function.spec());
         let name = normalize(&spec.name);
         table_aggregate_call(name, spec, &function, args.into_iter().collect())
+    }
+
+    /// A call of the registered table function `name`, for
+    /// [`join_lateral`](crate::JoinLateral::join_lateral) and
+    /// [`left_outer_join_lateral`](crate::JoinLateral::left_outer_join_lateral).
+    pub fn table_function(
+        &self,
+        name: &str,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<TableFunctionCall> {
+        let entry = self
+            .catalog
+            .get(name)
+            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
+        let args = arguments::bind(
+            &entry.name,
+            &entry.spec,
+            args.into_iter().map(|arg| (None, arg)).collect(),
+            |_| lit(ScalarValue::Null),
+        )
+        .map_err(|e| plan_datafusion_err!("{e}"))?;
+        self.table_function_call(entry.name, entry.spec, &entry.function, args)
+    }
+
+    /// A call of a table function that is not registered (Flink's
+    /// `call(SplitFunction.class, $("myField"))`).
+    pub fn table_function_inline(
+        &self,
+        function: impl UserFunction,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<TableFunctionCall> {
+        let function = function.into_function();
+        let spec = Arc::new(function.spec());
+        let name = normalize(&spec.name);
+        self.table_function_call(name, spec, &function, args.into_iter().collect())
+    }
+
+    fn table_function_call(
+        &self,
+        name: String,
+        spec: Arc<FunctionSpec>,
+        function: &Function,
+        args: Vec<Expr>,
+    ) -> Result<TableFunctionCall> {
+        match function {
+            Function::Table(f) => Ok(TableFunctionCall::new(
+                name,
+                spec,
+                f.clone(),
+                args,
+                self.metrics.clone(),
+            )),
+            _ => plan_err!("`{name}` is a {} function, not a table function", spec.kind),
+        }
     }
 
     /// Sets a global job parameter, which functions read in `open`

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod scalar;
+mod table;
 
 use serde::Deserialize;
 use serde_json::Value as Json;

@@ -106,7 +106,7 @@ pub fn expand(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream 
                     "#[table_aggregate_function] goes on the `impl` block of a function type, with `accumulate` and `emit_value` methods"
                 }
             };
-            let error = syn::Error::new_spanned(crate::scalar::item_keyword(&other), message);
+            let error = syn::Error::new_spanned(crate::eval::item_keyword(&other), message);
             let mut tokens = other.into_token_stream();
             tokens.extend(error.to_compile_error());
             return tokens;

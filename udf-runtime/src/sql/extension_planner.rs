@@ -10,6 +10,7 @@ use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
+use super::lateral::{LateralExec, LateralNode};
 use super::table_aggregate::{TableAggregateExec, TableAggregateNode};
 
 #[derive(Debug, Default)]
@@ -26,15 +27,24 @@ impl ExtensionPlanner for UdfExtensionPlanner {
         session: &dyn Session,
         planning_ctx: &PhysicalPlanningContext,
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        let Some(node) = node.as_any().downcast_ref::<TableAggregateNode>() else {
-            return Ok(None);
-        };
         let input_schema = logical_inputs[0].schema();
         let physical = |exprs: &[datafusion::logical_expr::Expr]| {
             exprs
                 .iter()
                 .map(|e| planner.create_physical_expr(e, input_schema, session, planning_ctx))
                 .collect::<Result<Vec<_>>>()
+        };
+        if let Some(node) = node.as_any().downcast_ref::<LateralNode>() {
+            return Ok(Some(Arc::new(LateralExec::new(
+                physical_inputs[0].clone(),
+                physical(&node.call.call.args)?,
+                node.call.clone(),
+                node.join,
+                Arc::new(node.schema.as_arrow().clone()),
+            ))));
+        }
+        let Some(node) = node.as_any().downcast_ref::<TableAggregateNode>() else {
+            return Ok(None);
         };
         Ok(Some(Arc::new(TableAggregateExec::new(
             physical_inputs[0].clone(),

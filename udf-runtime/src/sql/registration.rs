@@ -19,6 +19,8 @@ pub enum EngineFunction {
     Aggregate(Arc<AggregateUDF>),
     /// Not an engine function: applied to tables through `flat_aggregate`.
     TableAggregate,
+    /// Not an engine function: called in FROM (`LATERAL TABLE(f(..))`, `join_lateral`).
+    Table,
 }
 
 impl EngineFunction {
@@ -43,6 +45,7 @@ impl EngineFunction {
                 )))
             }
             Function::TableAggregate(_) => Ok(EngineFunction::TableAggregate),
+            Function::Table(_) => Ok(EngineFunction::Table),
             other => plan_err!(
                 "`{name}` is a {} function, which this runtime cannot run yet",
                 other.spec().kind
@@ -55,6 +58,7 @@ impl EngineFunction {
         match kind {
             FunctionKind::Aggregate => Ok(EngineFunction::Aggregate(context.udaf(name)?)),
             FunctionKind::TableAggregate => Ok(EngineFunction::TableAggregate),
+            FunctionKind::Table => Ok(EngineFunction::Table),
             _ => Ok(EngineFunction::Scalar(context.udf(name)?)),
         }
     }
@@ -63,14 +67,14 @@ impl EngineFunction {
         match self {
             EngineFunction::Scalar(udf) => context.register_udf(udf.as_ref().clone()),
             EngineFunction::Aggregate(udaf) => context.register_udaf(udaf.as_ref().clone()),
-            EngineFunction::TableAggregate => {}
+            EngineFunction::TableAggregate | EngineFunction::Table => {}
         }
     }
 
     pub fn deregister(context: &SessionContext, name: &str, kind: FunctionKind) {
         match kind {
             FunctionKind::Aggregate => context.deregister_udaf(name),
-            FunctionKind::TableAggregate => {}
+            FunctionKind::TableAggregate | FunctionKind::Table => {}
             _ => context.deregister_udf(name),
         }
     }
@@ -92,6 +96,10 @@ impl EngineFunction {
             EngineFunction::TableAggregate => plan_err!(
                 "`{name}` is a table aggregate, which yields rows rather than a value: \
                  call it with `session.table_aggregate(..)` and `DataFrame::flat_aggregate`"
+            ),
+            EngineFunction::Table => plan_err!(
+                "`{name}` is a table function, which yields rows rather than a value: \
+                 call it with `session.table_function(..)` and `DataFrame::join_lateral`"
             ),
         }
     }

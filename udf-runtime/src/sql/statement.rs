@@ -1,5 +1,5 @@
-//! Preparing a parsed statement for planning: calls of our functions are bound by
-//! argument name (Flink's rules, with omitted optional arguments as NULL) and their
+//! Preparing a parsed statement for planning: calls of functions that yield rows must be in
+//! FROM (`placement`); calls of our functions are bound by argument name (Flink's rules, with omitted optional arguments as NULL) and their
 //! integer literals typed as Flink types them (INT when they fit, else BIGINT).
 
 use std::ops::ControlFlow;
@@ -27,7 +27,8 @@ pub fn prepare(statement: &mut DfStatement, catalog: &Catalog) -> Result<()> {
     }
 }
 
-fn rewrite<V: ast::VisitMut>(node: &mut V, catalog: &Catalog) -> Result<()> {
+fn rewrite<V: ast::VisitMut + ast::Visit>(node: &mut V, catalog: &Catalog) -> Result<()> {
+    super::placement::check(node, catalog)?;
     let flow = visit_expressions_mut(node, |expr| match rewrite_call(expr, catalog) {
         Ok(()) => ControlFlow::Continue(()),
         Err(error) => ControlFlow::Break(error),

@@ -4,12 +4,12 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
-use super::ScalarDef;
+use super::EvalDef;
 use crate::dispatch;
 use crate::signature::{EvalMethod, Receiver};
 use crate::types::{self, BufferKind};
 
-pub fn expand(def: &ScalarDef) -> TokenStream {
+pub fn expand(def: &EvalDef) -> TokenStream {
     let self_ty = &def.self_ty;
     let spec = spec(def);
     let target = match def.evals.first().map(|e| e.receiver) {
@@ -31,7 +31,7 @@ pub fn expand(def: &ScalarDef) -> TokenStream {
     let indices = 0..def.evals.len();
     let sql_name = &def.sql_name;
 
-    let lifecycle = lifecycle(def);
+    let lifecycle = lifecycle(def, quote!(__udf::ScalarFunction));
     let output_type = def.output_type.as_ref().map(|method| {
         quote! {
             fn output_type(&self, call: &__udf::CallContext<'_>) -> __udf::Result<__udf::DataType, __udf::Error> {
@@ -84,7 +84,8 @@ pub fn expand(def: &ScalarDef) -> TokenStream {
 }
 
 /// `open`/`close` make the function stateful: each query gets its own opened copy.
-fn lifecycle(def: &ScalarDef) -> TokenStream {
+/// `function_trait` is the trait being implemented (`instantiate` returns a boxed one).
+pub fn lifecycle(def: &EvalDef, function_trait: TokenStream) -> TokenStream {
     if def.open.is_none() && def.close.is_none() {
         return quote!();
     }
@@ -95,7 +96,7 @@ fn lifecycle(def: &ScalarDef) -> TokenStream {
         .or(def.close.as_ref())
         .expect("one of them exists");
     let instantiate = quote_spanned! {anchor.span()=>
-        fn instantiate(&self) -> ::core::option::Option<::std::boxed::Box<dyn __udf::ScalarFunction>> {
+        fn instantiate(&self) -> ::core::option::Option<::std::boxed::Box<dyn #function_trait>> {
             ::core::option::Option::Some(::std::boxed::Box::new(<#self_ty as ::core::clone::Clone>::clone(self)))
         }
     };
@@ -116,7 +117,7 @@ fn lifecycle(def: &ScalarDef) -> TokenStream {
     quote!(#instantiate #open #close)
 }
 
-fn spec(def: &ScalarDef) -> TokenStream {
+fn spec(def: &EvalDef) -> TokenStream {
     let (name, deterministic, constant_folding, description) = (
         &def.sql_name,
         def.deterministic,
@@ -137,19 +138,6 @@ fn spec(def: &ScalarDef) -> TokenStream {
 }
 
 fn signature(eval: &EvalMethod, custom_output: bool) -> TokenStream {
-    let method = eval.ident.to_string();
-    let arg = |param: &crate::signature::Param| {
-        let ty = types::with_lifetimes(&param.ty, "'_");
-        let name = &param.sql_name;
-        let hint = option(param.hint.as_ref().map(|h| h.tokens()));
-        let optional = param.optional.is_some();
-        quote_spanned!(syn::spanned::Spanned::span(&param.ty)=> __udf::arg_spec::<#ty>(#name, #hint, #optional))
-    };
-    let args = eval.params.iter().map(arg);
-    let varargs = eval.varargs.as_ref().map(|p| {
-        let spec = arg(p);
-        quote!(.varargs(#spec))
-    });
     let hint = option(eval.output_hint.as_ref().map(|h| h.tokens()));
     let output = if custom_output {
         quote!(__udf::OutputType::Custom)
@@ -167,6 +155,24 @@ fn signature(eval: &EvalMethod, custom_output: bool) -> TokenStream {
         let ret = eval.output.as_ref().map(|t| types::with_lifetimes(t, "'_"));
         quote!(__udf::output_spec::<#ret>(#hint))
     };
+    signature_with(eval, output)
+}
+
+/// The `Signature` of `eval`: its parameters, and `output` (an `OutputType` expression).
+pub fn signature_with(eval: &EvalMethod, output: TokenStream) -> TokenStream {
+    let method = eval.ident.to_string();
+    let arg = |param: &crate::signature::Param| {
+        let ty = types::with_lifetimes(&param.ty, "'_");
+        let name = &param.sql_name;
+        let hint = option(param.hint.as_ref().map(|h| h.tokens()));
+        let optional = param.optional.is_some();
+        quote_spanned!(syn::spanned::Spanned::span(&param.ty)=> __udf::arg_spec::<#ty>(#name, #hint, #optional))
+    };
+    let args = eval.params.iter().map(arg);
+    let varargs = eval.varargs.as_ref().map(|p| {
+        let spec = arg(p);
+        quote!(.varargs(#spec))
+    });
     quote! {
         __udf::Signature::new(#method)
             #(.arg(#args))*
@@ -175,7 +181,7 @@ fn signature(eval: &EvalMethod, custom_output: bool) -> TokenStream {
     }
 }
 
-fn option(tokens: Option<TokenStream>) -> TokenStream {
+pub fn option(tokens: Option<TokenStream>) -> TokenStream {
     match tokens {
         Some(tokens) => quote!(::core::option::Option::Some(#tokens)),
         None => quote!(::core::option::Option::None),

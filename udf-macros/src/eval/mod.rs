@@ -1,7 +1,9 @@
-//! `#[scalar_function]`: on a `fn`, or on an `impl` block whose `eval*` methods are the
-//! overloads (with optional `open`, `close` and `output_type`).
+//! Functions made of evaluation methods — `#[scalar_function]`, `#[table_function]` and
+//! their async forms: on a `fn`, or on an `impl` block whose `eval*` methods are the
+//! overloads (with optional `open` and `close`, and `output_type` for scalar functions).
 
-mod expand;
+mod expand_scalar;
+mod expand_table;
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
@@ -12,10 +14,39 @@ use crate::check;
 use crate::ctxt::Ctxt;
 use crate::signature::{EvalMethod, Receiver, Returns};
 
-const MACRO: &str = "scalar_function";
+/// Which macro is at work.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Scalar,
+    Table,
+}
 
-/// The model of one scalar function.
-pub struct ScalarDef {
+impl Flavor {
+    fn macro_name(self) -> &'static str {
+        match self {
+            Flavor::Scalar => "scalar_function",
+            Flavor::Table => "table_function",
+        }
+    }
+
+    fn returns(self) -> Returns {
+        match self {
+            Flavor::Scalar => Returns::Value,
+            Flavor::Table => Returns::Rows,
+        }
+    }
+
+    fn option_keys(self) -> &'static [&'static str] {
+        match self {
+            Flavor::Scalar => &["name", "deterministic", "constant_folding"],
+            Flavor::Table => &["name", "deterministic"],
+        }
+    }
+}
+
+/// The model of one function.
+pub struct EvalDef {
+    pub flavor: Flavor,
     /// The type implementing the function: the user's, or the unit struct made from a `fn`.
     pub self_ty: Type,
     pub sql_name: String,
@@ -28,25 +59,23 @@ pub struct ScalarDef {
     pub output_type: Option<Ident>,
 }
 
-pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+pub fn expand(flavor: Flavor, args: TokenStream, input: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
-    let options = FunctionOptions::parse(
-        MACRO,
-        &["name", "deterministic", "constant_folding"],
-        args,
-        &cx,
-    );
+    let options = FunctionOptions::parse(flavor.macro_name(), flavor.option_keys(), args, &cx);
     let item = match syn::parse2::<Item>(input) {
         Ok(item) => item,
         Err(error) => return error.to_compile_error(),
     };
     match item {
-        Item::Fn(function) => from_fn(function, options, cx),
-        Item::Impl(block) => from_impl(block, options, cx),
+        Item::Fn(function) => from_fn(flavor, function, options, cx),
+        Item::Impl(block) => from_impl(flavor, block, options, cx),
         other => {
             let error = syn::Error::new_spanned(
                 item_keyword(&other),
-                "#[scalar_function] goes on a `fn` or on the `impl` block of a function type",
+                format!(
+                    "#[{}] goes on a `fn` or on the `impl` block of a function type",
+                    flavor.macro_name()
+                ),
             );
             let mut tokens = other.into_token_stream();
             tokens.extend(error.to_compile_error());
@@ -67,10 +96,13 @@ pub fn item_keyword(item: &Item) -> TokenStream {
     }
 }
 
-fn finish(def: Option<ScalarDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
+fn finish(def: Option<EvalDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
     match (cx.check(), def) {
         (Ok(()), Some(def)) => {
-            let generated = expand::expand(&def);
+            let generated = match def.flavor {
+                Flavor::Scalar => expand_scalar::expand(&def),
+                Flavor::Table => expand_table::expand(&def),
+            };
             quote::quote!(#item #generated)
         }
         (Err(error), _) => {
@@ -82,7 +114,7 @@ fn finish(def: Option<ScalarDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
     }
 }
 
-fn options_into(def: &mut ScalarDef, options: FunctionOptions) {
+fn options_into(def: &mut EvalDef, options: FunctionOptions) {
     if let Some(name) = options.name {
         def.sql_name = name.value();
     }
@@ -96,13 +128,18 @@ fn options_into(def: &mut ScalarDef, options: FunctionOptions) {
 
 /// `fn name(...)` becomes `struct name;` with the function as `name::eval`, so the name is
 /// a value that can be registered and the logic stays callable from Rust.
-fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> TokenStream {
+fn from_fn(
+    flavor: Flavor,
+    mut function: syn::ItemFn,
+    options: FunctionOptions,
+    cx: Ctxt,
+) -> TokenStream {
     let mut eval = EvalMethod::parse(
         &mut function.sig,
         &mut function.attrs,
-        MACRO,
+        flavor.macro_name(),
         Receiver::None,
-        (0, Returns::Value),
+        (0, flavor.returns()),
         &cx,
     );
     eval.ident = Ident::new("eval", function.sig.ident.span());
@@ -110,7 +147,8 @@ fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> Tok
 
     let ident = function.sig.ident.clone();
     let description = attr::doc_text(&function.attrs);
-    let mut def = ScalarDef {
+    let mut def = EvalDef {
+        flavor,
         self_ty: syn::parse_quote!(#ident),
         sql_name: ident.to_string().trim_start_matches("r#").to_owned(),
         description,
@@ -144,11 +182,17 @@ fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> Tok
     finish(Some(def), item, cx)
 }
 
-fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> TokenStream {
+fn from_impl(
+    flavor: Flavor,
+    mut block: syn::ItemImpl,
+    options: FunctionOptions,
+    cx: Ctxt,
+) -> TokenStream {
+    let macro_name = flavor.macro_name();
     if let Some((_, path, _)) = &block.trait_ {
         cx.error_spanned_by(
             path,
-            "#[scalar_function] goes on an inherent `impl` block, not a trait impl",
+            format!("#[{macro_name}] goes on an inherent `impl` block, not a trait impl"),
         );
     }
     if !block.generics.params.is_empty() {
@@ -165,12 +209,13 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
     let Some(sql_name) = sql_name else {
         cx.error_spanned_by(
             &self_ty,
-            "#[scalar_function] needs an `impl` of a named type",
+            format!("#[{macro_name}] needs an `impl` of a named type"),
         );
         return finish(None, block.into_token_stream(), cx);
     };
 
-    let mut def = ScalarDef {
+    let mut def = EvalDef {
+        flavor,
         self_ty,
         sql_name,
         description: attr::doc_text(&block.attrs),
@@ -190,9 +235,9 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
             def.evals.push(EvalMethod::parse(
                 &mut method.sig,
                 &mut method.attrs,
-                MACRO,
+                macro_name,
                 Receiver::Ref,
-                (0, Returns::Value),
+                (0, flavor.returns()),
                 &cx,
             ));
             continue;
@@ -220,7 +265,7 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
                 check_lifecycle(&method.sig, true, 0, "fn close(&mut self)", &cx);
                 def.close = Some(method.sig.ident.clone());
             }
-            "output_type" => {
+            "output_type" if flavor == Flavor::Scalar => {
                 check_lifecycle(
                     &method.sig,
                     false,
@@ -236,7 +281,7 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
     if def.evals.is_empty() {
         cx.error_spanned_by(
             &block.self_ty,
-            "no evaluation method: a #[scalar_function] impl needs a method named `eval` (or `eval_...`, one per overload)",
+            format!("no evaluation method: a #[{macro_name}] impl needs a method named `eval` (or `eval_...`, one per overload)"),
         );
     }
     check::check_arguments(&def.evals, &cx);

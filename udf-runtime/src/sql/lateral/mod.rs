@@ -1,0 +1,26 @@
+//! Table functions joined to the rows that call them (Flink's correlate):
+//!
+//! ```sql
+//! SELECT a, word FROM t, LATERAL TABLE(split(t.s))
+//! SELECT a, word FROM t JOIN LATERAL TABLE(split(t.s)) AS w(word) ON TRUE
+//! SELECT a, word FROM t LEFT JOIN LATERAL TABLE(split(t.s)) AS w(word) ON TRUE
+//! SELECT * FROM TABLE(generate_series(1, 10))
+//! ```
+//!
+//! DataFusion cannot call a table function once per input row, so the call is planned as a
+//! [`LateralNode`] over a one-row input (`relation_planner`); when it sits on the right of a
+//! join, the call reads the left side's columns as outer references, and an analyzer rule
+//! (`analyzer`) moves the node on top of the left side. The DataFrame API builds the node
+//! directly (`join_lateral`, `left_outer_join_lateral`). [`LateralExec`] runs it.
+
+mod analyzer;
+mod call;
+mod exec;
+mod node;
+pub(crate) mod relation_planner;
+
+pub use analyzer::LateralJoins;
+pub use call::TableFunctionCall;
+pub use exec::LateralExec;
+pub use node::{LateralJoin, LateralNode};
+pub use relation_planner::TableFunctionPlanner;
