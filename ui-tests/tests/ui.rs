@@ -20,6 +20,7 @@ fn ui() {
         "sql_row",
         "aggregate",
         "table_aggregate",
+        "table_function",
     ] {
         t.compile_fail(format!("cases/{class}/*.rs"));
     }

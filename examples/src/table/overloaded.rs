@@ -28,11 +28,13 @@ pub struct HintedOverloadedFunction;
 
 #[table_function]
 impl HintedOverloadedFunction {
-    fn eval_int(&self, a: i32, _b: i32, out: &mut Collector<i32>) {
+    fn eval_int(&self, a: i32, b: i32, out: &mut Collector<i32>) {
+        let _ = b;
         out.collect(a);
     }
 
-    fn eval_bigint(&self, a: i64, _b: i64, out: &mut Collector<i64>) {
+    fn eval_bigint(&self, a: i64, b: i64, out: &mut Collector<i64>) {
+        let _ = b;
         out.collect(a);
     }
 

@@ -12,6 +12,11 @@ use udf_examples::scalar::{
     string_hash::StringHashFunction, substring::SubstringFunction, substring::substring,
     sum::SumFunction,
 };
+use udf_examples::table::{
+    generate_series::GenerateSeriesFunction, overloaded::HintedOverloadedFunction,
+    overloaded::OverloadedFunction as OverloadedTableFunction, split::split_function,
+    split_string::SplitStringFunction,
+};
 use udf_examples::table_aggregate::{
     top_n::TopNFunction, top2::Top2, top2_with_retract::Top2WithRetract,
 };
@@ -66,6 +71,13 @@ fn catalog_lists_every_example_with_its_signatures() {
     session.register(StringConcatFunction).unwrap();
     session.register(EfficientAggregateFunction).unwrap();
     session.register(Top2).unwrap();
+    session.register(split_function).unwrap();
+    session.register(SplitStringFunction).unwrap();
+    session.register(GenerateSeriesFunction).unwrap();
+    session
+        .register_as("OverloadedTableFunction", OverloadedTableFunction)
+        .unwrap();
+    session.register(HintedOverloadedFunction).unwrap();
     session.register(Top2WithRetract).unwrap();
     session.register(TopNFunction { n: 3 }).unwrap();
     let listing: Vec<String> = session

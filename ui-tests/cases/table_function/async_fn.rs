@@ -1,0 +1,8 @@
+use udf_core::prelude::*;
+
+#[table_function]
+async fn words(s: &str, out: &mut Collector<String>) {
+    out.collect(s.to_owned());
+}
+
+fn main() {}
