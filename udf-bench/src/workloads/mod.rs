@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod scalar;
+mod table;
 
 use udf_runtime::Session;
 use udf_runtime::datafusion::error::Result;
@@ -29,6 +30,8 @@ pub const ALL: &[Workload] = &[
     scalar::PASSTHROUGH,
     aggregate::AGG,
     aggregate::AGG_BUILTIN,
+    table::SPLIT,
+    table::SPLIT_BUILTIN,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {
