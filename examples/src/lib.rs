@@ -4,6 +4,7 @@
 //! `src/bin/quickstart.rs` puts several to work on the bundled dataset in `data/`.
 
 pub mod aggregate;
+pub mod asynchronous;
 pub mod java;
 pub mod scalar;
 pub mod table;

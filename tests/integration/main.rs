@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area.
 
 mod aggregate;
+mod asynchronous;
 mod conformance;
 mod examples;
 mod scalar;

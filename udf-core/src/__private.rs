@@ -6,6 +6,10 @@ pub use std::result::Result;
 pub use arrow::array::{Array, ArrayRef};
 
 pub use crate::aggregate::{AggregateBatch, AggregateLogic, selected};
+pub use crate::asynchronous::{
+    AsyncCall, AsyncFailure, AsyncRows, AsyncScalarFunction, AsyncTableFunction, BatchFuture,
+    run_in_order,
+};
 pub use crate::collector::{Collector, Emitted, RetractableCollector};
 pub use crate::convert::{
     ArgReader, ArgValue, BytesBuilder, FunctionReturn, Inference, ResultValue, SqlType, StrBuilder,

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::aggregate::AggregateFunction;
+use crate::asynchronous::{AsyncScalarFunction, AsyncTableFunction};
 use crate::scalar::ScalarFunction;
 use crate::spec::FunctionSpec;
 use crate::table::TableFunction;
@@ -13,7 +14,9 @@ use crate::table_aggregate::TableAggregateFunction;
 #[derive(Clone)]
 pub enum Function {
     Scalar(Arc<dyn ScalarFunction>),
+    AsyncScalar(Arc<dyn AsyncScalarFunction>),
     Table(Arc<dyn TableFunction>),
+    AsyncTable(Arc<dyn AsyncTableFunction>),
     Aggregate(Arc<dyn AggregateFunction>),
     TableAggregate(Arc<dyn TableAggregateFunction>),
 }
@@ -22,7 +25,9 @@ impl Function {
     pub fn spec(&self) -> FunctionSpec {
         match self {
             Function::Scalar(f) => f.spec(),
+            Function::AsyncScalar(f) => f.spec(),
             Function::Table(f) => f.spec(),
+            Function::AsyncTable(f) => f.spec(),
             Function::Aggregate(f) => f.spec(),
             Function::TableAggregate(f) => f.spec(),
         }

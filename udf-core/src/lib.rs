@@ -22,6 +22,7 @@
 extern crate self as udf_core;
 
 mod aggregate;
+mod asynchronous;
 mod collector;
 mod context;
 mod decimal;
@@ -45,6 +46,10 @@ pub mod __private;
 pub use udf_types as types;
 
 pub use aggregate::{AggregateBatch, AggregateFunction, AggregateLogic, Emit, GroupAccumulators};
+pub use asynchronous::{
+    AsyncCall, AsyncFailure, AsyncOptions, AsyncRows, AsyncScalarFunction, AsyncTableFunction,
+    BatchFuture, FailureReason, RetryStrategy,
+};
 pub use collector::{Collector, Emitted, RetractableCollector, RowKind};
 pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
@@ -59,7 +64,8 @@ pub use types::DataType;
 pub use value::{Row, Value};
 
 pub use udf_macros::{
-    SqlRow, aggregate_function, scalar_function, table_aggregate_function, table_function,
+    SqlRow, aggregate_function, async_scalar_function, async_table_function, scalar_function,
+    table_aggregate_function, table_function,
 };
 
 /// Arrow, as this crate sees it (one version for the whole program).

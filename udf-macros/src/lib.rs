@@ -59,6 +59,37 @@ pub fn table_function(args: TokenStream, input: TokenStream) -> TokenStream {
     eval::expand(eval::Flavor::Table, args.into(), input.into()).into()
 }
 
+/// Turns an `async fn` (or an `impl` block of `async fn eval*` methods) into a SQL scalar
+/// function whose calls run concurrently.
+///
+/// ```ignore
+/// #[async_scalar_function]
+/// async fn beverage_name(id: i32) -> Result<String> { ... }
+/// ```
+///
+/// Within a batch, at most `table.exec.async-scalar.max-concurrent-operations` calls are in
+/// flight, each bounded by `.timeout` and retried per `.retry-strategy`; results keep the
+/// input order. Parameters, hints, overloads and `open`/`close` work as for
+/// `#[scalar_function]`.
+#[proc_macro_attribute]
+pub fn async_scalar_function(args: TokenStream, input: TokenStream) -> TokenStream {
+    eval::expand(eval::Flavor::AsyncScalar, args.into(), input.into()).into()
+}
+
+/// Turns an `async fn` (or an `impl` block of `async fn eval*` methods) returning
+/// `Vec<T>` or `Result<Vec<T>>` into a SQL table function whose calls run concurrently
+/// (options `table.exec.async-table.*`). Rows keep the input order.
+///
+/// ```ignore
+/// #[async_table_function]
+/// #[data_type("ROW<user STRING, tour STRING>")]
+/// async fn tours(user_id: &str) -> Result<Vec<Row>> { ... }
+/// ```
+#[proc_macro_attribute]
+pub fn async_table_function(args: TokenStream, input: TokenStream) -> TokenStream {
+    eval::expand(eval::Flavor::AsyncTable, args.into(), input.into()).into()
+}
+
 /// Turns an `impl` block into a SQL aggregate function.
 ///
 /// ```ignore

@@ -15,15 +15,18 @@ use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
 use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
+use crate::sql::async_config::AsyncConfig;
 use crate::sql::config::JobParameters;
 use crate::sql::dialect::UdfDialect;
-use crate::sql::lateral::{LateralJoins, TableFunctionCall, TableFunctionPlanner};
+use crate::sql::lateral::{
+    LateralJoins, TableFunctionCall, TableFunctionImpl, TableFunctionPlanner,
+};
 use crate::sql::one_phase::OnePhaseWithoutMerge;
 use crate::sql::query_planner::UdfQueryPlanner;
 use crate::sql::registration::EngineFunction;
 use crate::sql::set_semantics::SetSemanticsPlanner;
-use crate::sql::statement;
 use crate::sql::table_aggregate::TableAggregateCall;
+use crate::sql::{set_option, statement};
 use crate::table_aggregate::EmitMode;
 
 /// An embedded SQL engine (DataFusion) with user-defined functions.
@@ -72,7 +75,9 @@ impl Session {
 
     /// A session with DataFusion settings of your choice (target partitions, batch size, ...).
     pub fn with_config(config: SessionConfig) -> Self {
-        let config = config.with_option_extension(JobParameters::default());
+        let config = config
+            .with_option_extension(JobParameters::default())
+            .with_option_extension(AsyncConfig::default());
         let catalog = Arc::new(Catalog::default());
         let metrics = Metrics::default();
         // Lateral joins become our node before DataFusion's rules see their outer references.
@@ -81,7 +86,10 @@ impl Session {
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
-            .with_query_planner(Arc::new(UdfQueryPlanner))
+            .with_query_planner(Arc::new(UdfQueryPlanner {
+                catalog: catalog.clone(),
+                metrics: metrics.clone(),
+            }))
             .with_physical_optimizer_rules(OnePhaseWithoutMerge::with_default_rules())
             .with_analyzer_rules(analyzer_rules)
             .with_relation_planners(vec![
@@ -162,6 +170,10 @@ impl Session {
     /// Runs one SQL statement; calls of registered functions may name their arguments
     /// (`f(a => 1, b => 'x')`) and leave out optional ones.
     pub async fn sql(&self, sql: &str) -> Result<DataFrame> {
+        if let Some((key, value)) = set_option::parse(sql) {
+            self.set_option(&key, &value)?;
+            return self.context.read_empty();
+        }
         let state = self.context.state();
         let mut parsed = parse_statement(&state, sql)?;
         statement::prepare(&mut parsed, &self.catalog)?;
@@ -295,16 +307,25 @@ impl Session {
         function: &Function,
         args: Vec<Expr>,
     ) -> Result<TableFunctionCall> {
-        match function {
-            Function::Table(f) => Ok(TableFunctionCall::new(
+        match TableFunctionImpl::of(function) {
+            Some(f) => Ok(TableFunctionCall::new(
                 name,
                 spec,
-                f.clone(),
+                f,
                 args,
                 self.metrics.clone(),
             )),
-            _ => plan_err!("`{name}` is a {} function, not a table function", spec.kind),
+            None => plan_err!("`{name}` is a {} function, not a table function", spec.kind),
         }
+    }
+
+    /// Sets a configuration option, as SQL's `SET 'key' = 'value'` does: Flink's async
+    /// options (`table.exec.async-scalar.timeout`, ...), job parameters (`job.<name>`) or
+    /// DataFusion's own (`datafusion.execution.batch_size`). Keys and values are checked.
+    pub fn set_option(&self, key: &str, value: &str) -> Result<()> {
+        let state = self.context.state_ref();
+        let mut state = state.write();
+        state.config_mut().options_mut().set(key, value)
     }
 
     /// Sets a global job parameter, which functions read in `open`

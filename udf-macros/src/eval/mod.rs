@@ -2,6 +2,7 @@
 //! their async forms: on a `fn`, or on an `impl` block whose `eval*` methods are the
 //! overloads (with optional `open` and `close`, and `output_type` for scalar functions).
 
+mod expand_async;
 mod expand_scalar;
 mod expand_table;
 
@@ -18,28 +19,33 @@ use crate::signature::{EvalMethod, Receiver, Returns};
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
     Scalar,
+    AsyncScalar,
     Table,
+    AsyncTable,
 }
 
 impl Flavor {
     fn macro_name(self) -> &'static str {
         match self {
             Flavor::Scalar => "scalar_function",
+            Flavor::AsyncScalar => "async_scalar_function",
             Flavor::Table => "table_function",
+            Flavor::AsyncTable => "async_table_function",
         }
     }
 
     fn returns(self) -> Returns {
         match self {
-            Flavor::Scalar => Returns::Value,
+            Flavor::Scalar | Flavor::AsyncScalar => Returns::Value,
             Flavor::Table => Returns::Rows,
+            Flavor::AsyncTable => Returns::AsyncRows,
         }
     }
 
     fn option_keys(self) -> &'static [&'static str] {
         match self {
             Flavor::Scalar => &["name", "deterministic", "constant_folding"],
-            Flavor::Table => &["name", "deterministic"],
+            Flavor::AsyncScalar | Flavor::Table | Flavor::AsyncTable => &["name", "deterministic"],
         }
     }
 }
@@ -102,6 +108,7 @@ fn finish(def: Option<EvalDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
             let generated = match def.flavor {
                 Flavor::Scalar => expand_scalar::expand(&def),
                 Flavor::Table => expand_table::expand(&def),
+                Flavor::AsyncScalar | Flavor::AsyncTable => expand_async::expand(&def),
             };
             quote::quote!(#item #generated)
         }
@@ -144,6 +151,7 @@ fn from_fn(
     );
     eval.ident = Ident::new("eval", function.sig.ident.span());
     check::check_arguments(std::slice::from_ref(&eval), &cx);
+    check_flavor(flavor, std::slice::from_ref(&eval), &cx);
 
     let ident = function.sig.ident.clone();
     let description = attr::doc_text(&function.attrs);
@@ -285,6 +293,7 @@ fn from_impl(
         );
     }
     check::check_arguments(&def.evals, &cx);
+    check_flavor(flavor, &def.evals, &cx);
     finish(Some(def), block.into_token_stream(), cx)
 }
 
@@ -303,6 +312,19 @@ fn check_lifecycle(sig: &syn::Signature, mutable: bool, params: usize, expected:
         cx.error_spanned_by(
             &sig.ident,
             format!("`{}` must be declared as `{expected}`", sig.ident),
+        );
+    }
+}
+
+/// Forms one flavor does not take.
+fn check_flavor(flavor: Flavor, evals: &[EvalMethod], cx: &Ctxt) {
+    if flavor != Flavor::AsyncScalar {
+        return;
+    }
+    for eval in evals.iter().filter(|e| e.buffer.is_some()) {
+        cx.error_spanned_by(
+            &eval.ident,
+            "an async function returns its result; it cannot write into an `out` buffer",
         );
     }
 }

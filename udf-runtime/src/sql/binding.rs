@@ -10,6 +10,25 @@ use udf_core::types::DataType;
 
 use crate::resolve::{self, Conversion, Resolved};
 
+/// The error of a failed async call: the function, the row and its arguments, and why.
+pub fn async_failure(
+    function: &str,
+    spec: &FunctionSpec,
+    signature: usize,
+    args: &[udf_core::ArgColumn],
+    failure: udf_core::AsyncFailure,
+) -> datafusion::common::DataFusionError {
+    let reason = &failure.reason;
+    let message = match failure.row {
+        Some(row) => {
+            let values = describe_row(spec, signature, args, row);
+            format!("function `{function}` {reason} (row {row} of the batch, arguments: {values})")
+        }
+        None => format!("function `{function}` {reason}"),
+    };
+    datafusion::common::DataFusionError::Execution(message)
+}
+
 /// The SQL types of arguments; `None` for the NULL literal.
 pub fn sql_types<'a>(
     function: &str,

@@ -2,6 +2,8 @@
 
 pub mod aggregate_distinct;
 pub mod aggregate_udf;
+pub mod async_config;
+pub mod async_scalar_udf;
 pub mod binding;
 pub mod capabilities;
 pub mod config;
@@ -13,6 +15,7 @@ pub mod placement;
 pub mod query_planner;
 pub mod registration;
 pub mod scalar_udf;
+pub mod set_option;
 pub mod set_semantics;
 pub mod statement;
 pub mod table_aggregate;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use datafusion::common::{Result, plan_err};
 use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::async_udf::AsyncScalarUDF;
 use datafusion::logical_expr::expr::{
     AggregateFunction as AggregateCall, ScalarFunction as ScalarCall,
 };
@@ -12,6 +13,7 @@ use datafusion::prelude::SessionContext;
 use udf_core::{Function, FunctionKind, FunctionSpec, Metrics};
 
 use super::aggregate_udf::AggregateUdf;
+use super::async_scalar_udf::AsyncScalarUdf;
 use super::scalar_udf::ScalarUdf;
 
 pub enum EngineFunction {
@@ -44,8 +46,14 @@ impl EngineFunction {
                     AggregateUDF::new_from_impl(udaf),
                 )))
             }
+            Function::AsyncScalar(f) => {
+                let udf = AsyncScalarUdf::new(name, f.clone(), spec, metrics.clone());
+                Ok(EngineFunction::Scalar(Arc::new(
+                    AsyncScalarUDF::new(Arc::new(udf)).into_scalar_udf(),
+                )))
+            }
             Function::TableAggregate(_) => Ok(EngineFunction::TableAggregate),
-            Function::Table(_) => Ok(EngineFunction::Table),
+            Function::Table(_) | Function::AsyncTable(_) => Ok(EngineFunction::Table),
             other => plan_err!(
                 "`{name}` is a {} function, which this runtime cannot run yet",
                 other.spec().kind
@@ -58,7 +66,7 @@ impl EngineFunction {
         match kind {
             FunctionKind::Aggregate => Ok(EngineFunction::Aggregate(context.udaf(name)?)),
             FunctionKind::TableAggregate => Ok(EngineFunction::TableAggregate),
-            FunctionKind::Table => Ok(EngineFunction::Table),
+            FunctionKind::Table | FunctionKind::AsyncTable => Ok(EngineFunction::Table),
             _ => Ok(EngineFunction::Scalar(context.udf(name)?)),
         }
     }
@@ -74,7 +82,7 @@ impl EngineFunction {
     pub fn deregister(context: &SessionContext, name: &str, kind: FunctionKind) {
         match kind {
             FunctionKind::Aggregate => context.deregister_udaf(name),
-            FunctionKind::TableAggregate | FunctionKind::Table => {}
+            FunctionKind::TableAggregate | FunctionKind::Table | FunctionKind::AsyncTable => {}
             _ => context.deregister_udf(name),
         }
     }

@@ -7,10 +7,36 @@ use datafusion::arrow::datatypes::{Field, FieldRef};
 use datafusion::common::{DFSchema, Result, plan_err};
 use datafusion::logical_expr::{Expr, ExprSchemable, cast};
 use udf_core::types::{DataType, TypeKind};
-use udf_core::{FunctionSpec, Metrics, OutputType, TableFunction};
+use udf_core::{AsyncTableFunction, Function, FunctionSpec, Metrics, OutputType, TableFunction};
 
 use crate::resolve::Conversion;
 use crate::sql::binding;
+
+/// A table function, called row by row or asynchronously.
+#[derive(Clone)]
+pub(crate) enum TableFunctionImpl {
+    Sync(Arc<dyn TableFunction>),
+    Async(Arc<dyn AsyncTableFunction>),
+}
+
+impl TableFunctionImpl {
+    /// The table function in `function`, if it is one.
+    pub(crate) fn of(function: &Function) -> Option<TableFunctionImpl> {
+        match function {
+            Function::Table(f) => Some(TableFunctionImpl::Sync(f.clone())),
+            Function::AsyncTable(f) => Some(TableFunctionImpl::Async(f.clone())),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn same_as(&self, other: &TableFunctionImpl) -> bool {
+        match (self, other) {
+            (TableFunctionImpl::Sync(a), TableFunctionImpl::Sync(b)) => Arc::ptr_eq(a, b),
+            (TableFunctionImpl::Async(a), TableFunctionImpl::Async(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
 
 /// A call of a table function, before it is joined to a table (Flink's
 /// `call("SplitFunction", $("myField"))`).
@@ -18,7 +44,7 @@ use crate::sql::binding;
 pub struct TableFunctionCall {
     pub(crate) name: String,
     pub(crate) spec: Arc<FunctionSpec>,
-    pub(crate) function: Arc<dyn TableFunction>,
+    pub(crate) function: TableFunctionImpl,
     pub(crate) args: Vec<Expr>,
     pub(crate) names: Option<Vec<String>>,
     pub(crate) metrics: Metrics,
@@ -28,7 +54,7 @@ impl TableFunctionCall {
     pub(crate) fn new(
         name: String,
         spec: Arc<FunctionSpec>,
-        function: Arc<dyn TableFunction>,
+        function: TableFunctionImpl,
         args: Vec<Expr>,
         metrics: Metrics,
     ) -> Self {

@@ -15,12 +15,15 @@
 
 mod analyzer;
 mod call;
+mod correlate;
 mod exec;
+mod instance;
 mod node;
 pub(crate) mod relation_planner;
 
 pub use analyzer::LateralJoins;
 pub use call::TableFunctionCall;
+pub(crate) use call::TableFunctionImpl;
 pub use exec::LateralExec;
 pub use node::{LateralJoin, LateralNode};
 pub use relation_planner::TableFunctionPlanner;

@@ -91,7 +91,7 @@ impl LateralNode {
 impl PartialEq for LateralNode {
     fn eq(&self, other: &Self) -> bool {
         self.call.call.name == other.call.call.name
-            && Arc::ptr_eq(&self.call.call.function, &other.call.call.function)
+            && self.call.call.function.same_as(&other.call.call.function)
             && self.call.call.args == other.call.call.args
             && self.join == other.join
             && self.input == other.input

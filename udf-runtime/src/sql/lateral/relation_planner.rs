@@ -14,9 +14,9 @@ use datafusion::sql::sqlparser::ast::{
     Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectNamePart, TableAlias,
     TableFactor,
 };
-use udf_core::{Function, Metrics};
+use udf_core::Metrics;
 
-use super::call::TableFunctionCall;
+use super::call::{TableFunctionCall, TableFunctionImpl};
 use super::node::LateralNode;
 use crate::catalog::Catalog;
 
@@ -71,7 +71,7 @@ impl RelationPlanner for TableFunctionPlanner {
         let Some(entry) = self.catalog.get(&name) else {
             return plan_err!("no table function named `{name}` is registered");
         };
-        let Function::Table(table_function) = &entry.function else {
+        let Some(table_function) = TableFunctionImpl::of(&entry.function) else {
             return plan_err!(
                 "`{}` is a {} function; TABLE(...) calls table functions",
                 entry.name,
@@ -99,7 +99,7 @@ impl RelationPlanner for TableFunctionPlanner {
         let call = TableFunctionCall::new(
             entry.name.clone(),
             entry.spec.clone(),
-            table_function.clone(),
+            table_function,
             args,
             self.metrics.clone(),
         );

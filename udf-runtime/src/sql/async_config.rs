@@ -1,0 +1,310 @@
+//! Flink's options for async functions, in the session's configuration under `table.`:
+//! `SET 'table.exec.async-scalar.max-concurrent-operations' = '5'` (or `set_option`).
+//!
+//! | key (after `table.exec.async-scalar.` / `table.exec.async-table.`) | value | default |
+//! |---|---|---|
+//! | `max-concurrent-operations` | calls in flight at once, ≥ 1 | 10 |
+//! | `timeout` | per call, retries included (`1m`, `500 ms`, `PT3M`) | 3 min |
+//! | `retry-strategy` | `NO_RETRY` or `FIXED_DELAY` | `FIXED_DELAY` |
+//! | `retry-delay` | between attempts | 100 ms |
+//! | `max-attempts` | attempts in all, ≥ 1 | 3 |
+
+use std::any::Any;
+use std::time::Duration;
+
+use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::config::ConfigOptions;
+use udf_core::{AsyncOptions, RetryStrategy};
+
+/// The options of async scalar and async table functions.
+#[derive(Clone, Debug, Default)]
+pub struct AsyncConfig {
+    scalar: Settings,
+    table: Settings,
+}
+
+/// One function kind's settings as set; the retry settings apply with `FIXED_DELAY`.
+#[derive(Clone, Copy, Debug)]
+struct Settings {
+    max_concurrent_operations: usize,
+    timeout: Duration,
+    fixed_delay: bool,
+    retry_delay: Duration,
+    max_attempts: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_concurrent_operations: 10,
+            timeout: Duration::from_secs(180),
+            fixed_delay: true,
+            retry_delay: Duration::from_millis(100),
+            max_attempts: 3,
+        }
+    }
+}
+
+impl Settings {
+    fn options(&self) -> AsyncOptions {
+        AsyncOptions {
+            max_concurrent_operations: self.max_concurrent_operations,
+            timeout: self.timeout,
+            retry: if self.fixed_delay {
+                RetryStrategy::FixedDelay {
+                    delay: self.retry_delay,
+                    max_attempts: self.max_attempts,
+                }
+            } else {
+                RetryStrategy::NoRetry
+            },
+        }
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "max-concurrent-operations" => self.max_concurrent_operations = positive(value)?,
+            "timeout" => self.timeout = parse_duration(value)?,
+            "retry-strategy" => {
+                self.fixed_delay = match value.trim().to_ascii_uppercase().as_str() {
+                    "FIXED_DELAY" => true,
+                    "NO_RETRY" => false,
+                    _ => return Err(format!("`{value}` is not NO_RETRY or FIXED_DELAY")),
+                }
+            }
+            "retry-delay" => self.retry_delay = parse_duration(value)?,
+            "max-attempts" => self.max_attempts = positive(value)?,
+            _ => return Err("no such option".to_owned()),
+        }
+        Ok(())
+    }
+
+    fn entries(&self, prefix: &str) -> Vec<ConfigEntry> {
+        let entry = |key: &str, value: String, description: &'static str| ConfigEntry {
+            key: format!("{prefix}.{key}"),
+            value: Some(value),
+            description,
+        };
+        vec![
+            entry(
+                "max-concurrent-operations",
+                self.max_concurrent_operations.to_string(),
+                "calls in flight at once",
+            ),
+            entry(
+                "timeout",
+                format!("{} ms", self.timeout.as_millis()),
+                "time for one call, retries included",
+            ),
+            entry(
+                "retry-strategy",
+                if self.fixed_delay {
+                    "FIXED_DELAY"
+                } else {
+                    "NO_RETRY"
+                }
+                .to_owned(),
+                "NO_RETRY or FIXED_DELAY",
+            ),
+            entry(
+                "retry-delay",
+                format!("{} ms", self.retry_delay.as_millis()),
+                "time between attempts (FIXED_DELAY)",
+            ),
+            entry(
+                "max-attempts",
+                self.max_attempts.to_string(),
+                "attempts in all (FIXED_DELAY)",
+            ),
+        ]
+    }
+}
+
+impl AsyncConfig {
+    /// The options of async scalar functions in `options` (defaults if absent).
+    pub fn scalar_options(options: &ConfigOptions) -> AsyncOptions {
+        options
+            .extensions
+            .get::<AsyncConfig>()
+            .map_or_else(|| Settings::default().options(), |c| c.scalar.options())
+    }
+
+    /// The options of async table functions in `options` (defaults if absent).
+    pub fn table_options(options: &ConfigOptions) -> AsyncOptions {
+        options
+            .extensions
+            .get::<AsyncConfig>()
+            .map_or_else(|| Settings::default().options(), |c| c.table.options())
+    }
+}
+
+impl ConfigExtension for AsyncConfig {
+    const PREFIX: &'static str = "table";
+}
+
+impl ExtensionOptions for AsyncConfig {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn cloned(&self) -> Box<dyn ExtensionOptions> {
+        Box::new(self.clone())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let (settings, option) = if let Some(option) = key.strip_prefix("exec.async-scalar.") {
+            (&mut self.scalar, option)
+        } else if let Some(option) = key.strip_prefix("exec.async-table.") {
+            (&mut self.table, option)
+        } else {
+            return Err(unknown(key));
+        };
+        settings.set(option, value).map_err(|reason| {
+            if reason == "no such option" {
+                unknown(key)
+            } else {
+                DataFusionError::Configuration(format!("table.{key}: {reason}"))
+            }
+        })
+    }
+
+    fn entries(&self) -> Vec<ConfigEntry> {
+        let mut entries = self.scalar.entries("table.exec.async-scalar");
+        entries.extend(self.table.entries("table.exec.async-table"));
+        entries
+    }
+}
+
+fn unknown(key: &str) -> DataFusionError {
+    DataFusionError::Configuration(format!(
+        "unknown option `table.{key}`; the `table.` options are table.exec.async-scalar.* and \
+         table.exec.async-table.* with max-concurrent-operations, timeout, retry-strategy, \
+         retry-delay and max-attempts"
+    ))
+}
+
+fn positive(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{value}` is not a whole number of at least 1")),
+    }
+}
+
+/// A duration as Flink writes them: a number and a unit (`ns`, `us`, `ms`, `s`, `min`/`m`,
+/// `h`, `d`, and their long forms; none means milliseconds), or ISO-8601 such as `PT3M`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let invalid = || format!("`{text}` is not a duration such as `500 ms`, `10s` or `1 min`");
+    if let Some(iso) = text.strip_prefix("PT").or_else(|| text.strip_prefix("pt")) {
+        return parse_iso(iso).ok_or_else(invalid);
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let amount: u64 = number.parse().map_err(|_| invalid())?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let duration = match unit.as_str() {
+        "ns" | "nano" | "nanos" | "nanosecond" | "nanoseconds" => Duration::from_nanos(amount),
+        "us" | "µs" | "micro" | "micros" | "microsecond" | "microseconds" => {
+            Duration::from_micros(amount)
+        }
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => {
+            Duration::from_millis(amount)
+        }
+        "s" | "sec" | "secs" | "second" | "seconds" => Duration::from_secs(amount),
+        "m" | "min" | "mins" | "minute" | "minutes" => Duration::from_secs(amount * 60),
+        "h" | "hour" | "hours" => Duration::from_secs(amount * 3600),
+        "d" | "day" | "days" => Duration::from_secs(amount * 86_400),
+        _ => return Err(invalid()),
+    };
+    Ok(duration)
+}
+
+/// The time part of an ISO-8601 duration after `PT`: `3M`, `1H30M`, `0.5S`.
+fn parse_iso(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut number = String::new();
+    for c in text.chars() {
+        match c.to_ascii_uppercase() {
+            '0'..='9' | '.' => number.push(c),
+            unit @ ('H' | 'M' | 'S') => {
+                let value: f64 = number.parse().ok()?;
+                number.clear();
+                let seconds = match unit {
+                    'H' => value * 3600.0,
+                    'M' => value * 60.0,
+                    _ => value,
+                };
+                total += Duration::try_from_secs_f64(seconds).ok()?;
+            }
+            _ => return None,
+        }
+    }
+    (number.is_empty() && !text.is_empty()).then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_as_flink_writes_them() {
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("500 ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("3 min"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration("250"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("PT3M"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration("PT1H30M"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("PT0.5S"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("PT").is_err());
+    }
+
+    #[test]
+    fn settings_are_validated() {
+        let mut config = AsyncConfig::default();
+        config
+            .set("exec.async-scalar.max-concurrent-operations", "5")
+            .unwrap();
+        config
+            .set("exec.async-table.retry-strategy", "no_retry")
+            .unwrap();
+        let options = ConfigOptions::new().with_extensions({
+            let mut extensions = datafusion::config::Extensions::new();
+            extensions.insert(config.clone());
+            extensions
+        });
+        assert_eq!(
+            AsyncConfig::scalar_options(&options).max_concurrent_operations,
+            5
+        );
+        assert_eq!(
+            AsyncConfig::table_options(&options).retry,
+            RetryStrategy::NoRetry
+        );
+        let error = config
+            .set("exec.async-scalar.max-concurrent-operations", "0")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("is not a whole number of at least 1"),
+            "{error}"
+        );
+        let error = config
+            .set("exec.async-scalar.speed", "1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("unknown option `table.exec.async-scalar.speed`"),
+            "{error}"
+        );
+    }
+}
