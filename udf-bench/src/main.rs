@@ -88,33 +88,60 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
     let mut rates = Vec::new();
     for name in &options.workloads {
         let workload = workloads::find(name).expect("checked while parsing");
+        let input_rows = workload.rows.unwrap_or(options.rows);
         let session = Session::with_config(
             udf_runtime::datafusion::prelude::SessionConfig::new()
                 .with_target_partitions(options.partitions),
         );
-        source::register(&session, options.rows, options.partitions)?;
+        source::register(&session, input_rows, options.partitions)?;
         (workload.setup)(&session)?;
         let mut best = f64::INFINITY;
+        let mut out_of_order = 0;
         for _ in 0..options.repeat {
             let start = Instant::now();
-            let rows = source::drain(&session, workload.sql).await?;
+            let drained = source::drain(&session, workload.sql, workload.check_order).await?;
             let seconds = start.elapsed().as_secs_f64();
-            if rows != (workload.expected_rows)(options.rows) {
+            let expected = (workload.expected_rows)(input_rows);
+            if drained.rows != expected {
                 return Err(udf_runtime::datafusion::error::DataFusionError::Execution(
                     format!(
-                        "workload {name} produced {rows} rows, expected {}",
-                        (workload.expected_rows)(options.rows)
+                        "workload {name} produced {} rows, expected {expected}",
+                        drained.rows
                     ),
                 ));
             }
+            out_of_order += drained.out_of_order;
             best = best.min(seconds);
         }
-        let rate = options.rows as f64 / best;
-        println!(
-            "workload={name} rows={} partitions={} seconds={best:.3} rows_per_sec={rate:.0}",
-            options.rows, options.partitions
+        let rate = input_rows as f64 / best;
+        print!(
+            "workload={name} rows={input_rows} partitions={} seconds={best:.3} rows_per_sec={rate:.0}",
+            options.partitions
         );
+        if let Some(ceiling) = workload.ceiling {
+            print!(" ceiling={ceiling:.0} fraction={:.3}", rate / ceiling);
+        }
+        if workload.check_order {
+            print!(" out_of_order={out_of_order}");
+        }
+        println!();
         rates.push((workload, rate));
+    }
+    if rates.iter().any(|(w, _)| w.ceiling.is_some()) {
+        // The timer rounds each sleep up to its next millisecond tick: what one call of the
+        // async workloads really takes.
+        let calls = 20;
+        let start = Instant::now();
+        for _ in 0..calls {
+            tokio::time::sleep(workloads::ASYNC_LATENCY).await;
+        }
+        let latency = start.elapsed().as_secs_f64() / calls as f64;
+        println!(
+            "timer: a {:?} sleep takes {:.3} ms, so the ceilings reachable with it are {:.3} of the nominal ones",
+            workloads::ASYNC_LATENCY,
+            latency * 1000.0,
+            workloads::ASYNC_LATENCY.as_secs_f64() / latency
+        );
     }
     for (workload, rate) in &rates {
         let Some(baseline) = workload.baseline else {

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use udf_runtime::Session;
-use udf_runtime::datafusion::arrow::array::{Int64Array, RecordBatch};
+use udf_runtime::datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
+use udf_runtime::datafusion::arrow::datatypes::Int64Type;
 use udf_runtime::datafusion::arrow::datatypes::{DataType, Field, Schema};
 use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::error::Result;
@@ -30,22 +31,51 @@ pub fn register(session: &Session, rows: u64, partitions: usize) -> Result<()> {
     Ok(())
 }
 
-/// Runs `sql` with every output partition driven concurrently; returns the row count.
-pub async fn drain(session: &Session, sql: &str) -> Result<u64> {
+/// What draining a query saw.
+pub struct Drained {
+    pub rows: u64,
+    /// Rows whose first column did not exceed the previous row's (same partition), when
+    /// checked.
+    pub out_of_order: u64,
+}
+
+/// Runs `sql` with every output partition driven concurrently; counts the rows and, with
+/// `check_order`, the rows out of order (the first column must increase).
+pub async fn drain(session: &Session, sql: &str, check_order: bool) -> Result<Drained> {
     let df = session.sql(sql).await?;
     let task_context = Arc::new(df.task_ctx());
     let plan = df.create_physical_plan().await?;
     let streams = execute_stream_partitioned(plan, task_context)?;
     let counts = futures::future::try_join_all(streams.into_iter().map(|mut stream| {
         tokio::spawn(async move {
-            let mut rows = 0u64;
+            let (mut rows, mut out_of_order) = (0u64, 0u64);
+            let mut previous = i64::MIN;
             while let Some(batch) = stream.next().await {
-                rows += batch?.num_rows() as u64;
+                let batch = batch?;
+                rows += batch.num_rows() as u64;
+                if check_order {
+                    let values = batch.column(0).as_primitive::<Int64Type>();
+                    for value in values.iter().flatten() {
+                        if value <= previous {
+                            out_of_order += 1;
+                        }
+                        previous = value;
+                    }
+                }
             }
-            Ok::<u64, udf_runtime::datafusion::error::DataFusionError>(rows)
+            Ok::<(u64, u64), udf_runtime::datafusion::error::DataFusionError>((rows, out_of_order))
         })
     }))
     .await
     .map_err(|e| udf_runtime::datafusion::error::DataFusionError::External(Box::new(e)))?;
-    counts.into_iter().sum()
+    let mut drained = Drained {
+        rows: 0,
+        out_of_order: 0,
+    };
+    for count in counts {
+        let (rows, out_of_order) = count?;
+        drained.rows += rows;
+        drained.out_of_order += out_of_order;
+    }
+    Ok(drained)
 }

@@ -12,6 +12,9 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use arrow::array::ArrayRef;
+use std::collections::VecDeque;
+
+use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 
 use crate::Error;
@@ -103,6 +106,9 @@ impl std::fmt::Display for FailureReason {
         }
     }
 }
+
+/// A finished call: its value (`None`: not called), or why it failed.
+type Outcome<T> = Result<Option<T>, FailureReason>;
 
 /// A batch future, borrowing the call.
 pub type BatchFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AsyncFailure>> + Send + 'a>>;
@@ -201,23 +207,44 @@ where
             }
         }
     };
-    let mut results = futures::stream::iter(0..rows)
-        .map(|row| async move {
-            let outcome = tokio::time::timeout(options.timeout, attempt_all(row))
-                .await
-                .unwrap_or(Err(FailureReason::TimedOut(options.timeout)));
-            (row, outcome)
-        })
-        .buffered(options.max_concurrent_operations.max(1));
-    while let Some((row, outcome)) = results.next().await {
-        let value = outcome.map_err(|reason| AsyncFailure {
-            row: Some(row),
-            reason,
-        })?;
-        accept(row, value).map_err(|error| AsyncFailure {
-            row: Some(row),
-            reason: FailureReason::Conversion(error),
-        })?;
+    let timed = |row: usize| async move {
+        let outcome = tokio::time::timeout(options.timeout, attempt_all(row))
+            .await
+            .unwrap_or(Err(FailureReason::TimedOut(options.timeout)));
+        (row, outcome)
+    };
+    // Calls finish in any order: up to `max` are in flight, finished ones wait in `done`
+    // (indexed from the next row to hand on) until every row before them is handed on.
+    let max = options.max_concurrent_operations.max(1);
+    let mut in_flight = FuturesUnordered::new();
+    let mut done: VecDeque<Option<Outcome<T>>> = VecDeque::new();
+    let (mut next_call, mut next_accept) = (0, 0);
+    loop {
+        while in_flight.len() < max && next_call < rows {
+            in_flight.push(timed(next_call));
+            next_call += 1;
+        }
+        let Some((row, outcome)) = in_flight.next().await else {
+            break;
+        };
+        let slot = row - next_accept;
+        if done.len() <= slot {
+            done.resize_with(slot + 1, || None);
+        }
+        done[slot] = Some(outcome);
+        while let Some(Some(_)) = done.front() {
+            let outcome = done.pop_front().flatten().expect("checked above");
+            let row = next_accept;
+            next_accept += 1;
+            let value = outcome.map_err(|reason| AsyncFailure {
+                row: Some(row),
+                reason,
+            })?;
+            accept(row, value).map_err(|error| AsyncFailure {
+                row: Some(row),
+                reason: FailureReason::Conversion(error),
+            })?;
+        }
     }
     Ok(())
 }

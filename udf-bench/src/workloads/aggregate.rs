@@ -49,6 +49,7 @@ pub const AGG: Workload = Workload {
     setup: register_wavg,
     baseline: Some("agg_builtin"),
     expected_rows: thousand_groups,
+    ..Workload::PLAIN
 };
 
 pub const AGG_BUILTIN: Workload = Workload {
@@ -57,4 +58,5 @@ pub const AGG_BUILTIN: Workload = Workload {
     setup: no_functions,
     baseline: None,
     expected_rows: thousand_groups,
+    ..Workload::PLAIN
 };

@@ -2,21 +2,46 @@
 //! compared with. Add a module per group of workloads and list them in `ALL`.
 
 mod aggregate;
+mod asynchronous;
 mod scalar;
 mod table;
 
 use udf_runtime::Session;
 use udf_runtime::datafusion::error::Result;
 
+pub use asynchronous::LATENCY as ASYNC_LATENCY;
+
 pub struct Workload {
     pub name: &'static str,
     pub sql: &'static str,
-    /// Registers the functions the query calls.
+    /// Registers the functions the query calls (and sets the options it needs).
     pub setup: fn(&Session) -> Result<()>,
     /// The workload this one is measured against (`ratio name/baseline`).
     pub baseline: Option<&'static str>,
     /// Output rows for a given number of input rows.
     pub expected_rows: fn(u64) -> u64,
+    /// An input size of its own (`--rows` does not apply).
+    pub rows: Option<u64>,
+    /// The rate no implementation can beat, in input rows per second, given the function's
+    /// nominal latency (`fraction` of it is printed).
+    pub ceiling: Option<f64>,
+    /// The output's first column must count up by one from row to row: rows out of order
+    /// are counted and printed.
+    pub check_order: bool,
+}
+
+impl Workload {
+    /// No input size of its own, no ceiling, no order check.
+    pub const PLAIN: Workload = Workload {
+        name: "",
+        sql: "",
+        setup: no_functions,
+        baseline: None,
+        expected_rows: same_rows,
+        rows: None,
+        ceiling: None,
+        check_order: false,
+    };
 }
 
 /// One output row per input row.
@@ -32,6 +57,8 @@ pub const ALL: &[Workload] = &[
     aggregate::AGG_BUILTIN,
     table::SPLIT,
     table::SPLIT_BUILTIN,
+    asynchronous::ASYNC10,
+    asynchronous::ASYNC100,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {

@@ -22,6 +22,7 @@ pub const SCALAR: Workload = Workload {
     setup: register_mix,
     baseline: Some("builtin_expr"),
     expected_rows: same_rows,
+    ..Workload::PLAIN
 };
 
 pub const BUILTIN_EXPR: Workload = Workload {
@@ -30,6 +31,7 @@ pub const BUILTIN_EXPR: Workload = Workload {
     setup: no_functions,
     baseline: None,
     expected_rows: same_rows,
+    ..Workload::PLAIN
 };
 
 pub const PASSTHROUGH: Workload = Workload {
@@ -38,4 +40,5 @@ pub const PASSTHROUGH: Workload = Workload {
     setup: no_functions,
     baseline: None,
     expected_rows: same_rows,
+    ..Workload::PLAIN
 };

@@ -29,6 +29,7 @@ pub const SPLIT: Workload = Workload {
     setup: register_split,
     baseline: Some("split_builtin"),
     expected_rows: three_rows,
+    ..Workload::PLAIN
 };
 
 pub const SPLIT_BUILTIN: Workload = Workload {
@@ -37,4 +38,5 @@ pub const SPLIT_BUILTIN: Workload = Workload {
     setup: no_functions,
     baseline: None,
     expected_rows: three_rows,
+    ..Workload::PLAIN
 };
