@@ -175,6 +175,16 @@ impl EvalMethod {
                 }
             }
         } else {
+            if returns == Returns::AsyncRows
+                && let Some(last) = params.last()
+                && types::collector_item(&last.ty, "Collector").is_some()
+            {
+                cx.error_spanned_by(
+                    &last.ty,
+                    "an async table function returns its rows (`-> Vec<T>`); it takes no collector",
+                );
+                params.pop();
+            }
             None
         };
 

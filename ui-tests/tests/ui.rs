@@ -21,6 +21,7 @@ fn ui() {
         "aggregate",
         "table_aggregate",
         "table_function",
+        "asynchronous",
     ] {
         t.compile_fail(format!("cases/{class}/*.rs"));
     }

@@ -4,6 +4,9 @@ use udf_examples::aggregate::{
     efficient_aggregate::EfficientAggregateFunction, string_concat::StringConcatFunction,
     weighted_average::WeightedAverageFunction, weighted_avg::WeightedAvg,
 };
+use udf_examples::asynchronous::{
+    async_background::AsyncBackgroundFunction, beverage_name_lookup::BeverageNameLookupFunction,
+};
 use udf_examples::scalar::{
     complex_return::complex_return, configurable::ConfigurableFunction,
     efficient_string::EfficientStringFunction, hash::hash_function, hash_code::HashCodeFunction,
@@ -78,6 +81,10 @@ fn catalog_lists_every_example_with_its_signatures() {
         .register_as("OverloadedTableFunction", OverloadedTableFunction)
         .unwrap();
     session.register(HintedOverloadedFunction).unwrap();
+    session
+        .register(BeverageNameLookupFunction::default())
+        .unwrap();
+    session.register(AsyncBackgroundFunction).unwrap();
     session.register(Top2WithRetract).unwrap();
     session.register(TopNFunction { n: 3 }).unwrap();
     let listing: Vec<String> = session
