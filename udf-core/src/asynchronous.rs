@@ -19,6 +19,7 @@ use futures::{FutureExt, StreamExt};
 
 use crate::Error;
 use crate::context::FunctionContext;
+use crate::error::panic_message;
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::table::RowSink;
@@ -203,7 +204,7 @@ where
                     } if attempts < max_attempts => tokio::time::sleep(delay).await,
                     _ => return Err(FailureReason::Failed { error, attempts }),
                 },
-                Err(panic) => return Err(FailureReason::Panicked(panic_message(&panic))),
+                Err(panic) => return Err(FailureReason::Panicked(panic_message(panic.as_ref()))),
             }
         }
     };
@@ -247,16 +248,6 @@ where
         }
     }
     Ok(())
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }
 
 /// What an async table function returns: its rows, or an error.

@@ -77,3 +77,14 @@ macro_rules! bail {
         return ::core::result::Result::Err($crate::Error::msg(::std::format!($($arg)*)))
     };
 }
+
+/// The message of a caught panic (`"a panic without a message"` if it carries none).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}

@@ -53,7 +53,7 @@ pub use asynchronous::{
 pub use collector::{Collector, Emitted, RetractableCollector, RowKind};
 pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
-pub use error::{Error, Result};
+pub use error::{Error, Result, panic_message};
 pub use function::{Function, UserFunction};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use spec::{ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature};

@@ -40,12 +40,7 @@ pub fn describe_row(
     parts.join(", ")
 }
 
+/// The message of a caught panic.
 pub fn panic_message(panic: &Box<dyn Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
+    udf_core::panic_message(panic.as_ref())
 }

@@ -7,13 +7,13 @@
 //! if none fits) and the arguments are cast to the parameter types when the batch runs.
 
 use std::hash::{Hash, Hasher};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{ArrayRef, new_null_array};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType as ArrowType, Field, FieldRef};
+use datafusion::arrow::datatypes::{DataType as ArrowType, FieldRef};
 use datafusion::common::{DataFusionError, Result, exec_err, plan_datafusion_err};
 use datafusion::logical_expr::async_udf::AsyncScalarUDFImpl;
 use datafusion::logical_expr::{
@@ -22,13 +22,11 @@ use datafusion::logical_expr::{
 };
 use futures::FutureExt;
 use udf_core::types::DataType;
-use udf_core::{
-    ArgColumn, AsyncCall, AsyncScalarFunction, FunctionContext, FunctionSpec, Metrics, OutputType,
-};
+use udf_core::{ArgColumn, AsyncCall, AsyncScalarFunction, FunctionSpec, Metrics, OutputType};
 
 use super::async_config::AsyncConfig;
 use super::binding;
-use super::config::JobParameters;
+use super::lifecycle;
 use crate::resolve::{self, Conversion};
 
 pub struct AsyncScalarUdf {
@@ -83,20 +81,10 @@ impl AsyncScalarUdf {
         }
         let opened = self.opened.get_or_init(|| {
             let mut instance = self.function.instantiate().expect("has_lifecycle checked");
-            let context = FunctionContext::new(
-                &self.name,
-                JobParameters::of(&args.config_options),
-                self.metrics.clone(),
-            );
-            match catch_unwind(AssertUnwindSafe(|| instance.open(&context))) {
-                Ok(Ok(())) => Ok(instance),
-                Ok(Err(error)) => Err(format!("function `{}` failed to open: {error}", self.name)),
-                Err(panic) => Err(format!(
-                    "function `{}` panicked in open: {}",
-                    self.name,
-                    binding::panic_message(&panic)
-                )),
-            }
+            lifecycle::open(&self.name, &args.config_options, &self.metrics, |context| {
+                instance.open(context)
+            })
+            .map(|()| instance)
         });
         match opened {
             Ok(instance) => Ok(instance.as_ref()),
@@ -108,7 +96,7 @@ impl AsyncScalarUdf {
 impl Drop for AsyncScalarUdf {
     fn drop(&mut self) {
         if let Some(Ok(mut instance)) = self.opened.take() {
-            let _ = catch_unwind(AssertUnwindSafe(|| instance.close()));
+            lifecycle::close(|| instance.close());
         }
     }
 }
@@ -162,15 +150,12 @@ impl ScalarUDFImpl for AsyncScalarUdf {
                 self.name
             ));
         };
-        let strict_null = args.arg_fields.iter().enumerate().any(|(i, field)| {
-            let param = signature.args.get(i).or(signature.varargs.as_ref());
-            field.is_nullable() && param.is_some_and(|p| p.is_strict())
-        });
-        Ok(Arc::new(Field::new(
+        Ok(binding::result_field(
             &self.name,
-            declared.to_arrow(),
-            declared.nullable || strict_null,
-        )))
+            signature,
+            declared,
+            args.arg_fields,
+        ))
     }
 
     fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {

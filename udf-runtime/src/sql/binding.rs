@@ -72,3 +72,22 @@ pub fn coerce(
         })
         .collect())
 }
+
+/// The result field of a call of `signature`: the declared type, nullable also when a strict
+/// parameter gets a nullable argument (a NULL argument gives NULL without a call).
+pub fn result_field(
+    function: &str,
+    signature: &udf_core::Signature,
+    declared: &DataType,
+    arg_fields: &[datafusion::arrow::datatypes::FieldRef],
+) -> datafusion::arrow::datatypes::FieldRef {
+    let strict_null = arg_fields.iter().enumerate().any(|(i, field)| {
+        let param = signature.args.get(i).or(signature.varargs.as_ref());
+        field.is_nullable() && param.is_some_and(|p| p.is_strict())
+    });
+    std::sync::Arc::new(datafusion::arrow::datatypes::Field::new(
+        function,
+        declared.to_arrow(),
+        declared.nullable || strict_null,
+    ))
+}

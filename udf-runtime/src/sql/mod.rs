@@ -10,6 +10,7 @@ pub mod config;
 pub mod dialect;
 pub mod extension_planner;
 pub mod lateral;
+pub mod lifecycle;
 pub mod one_phase;
 pub mod placement;
 pub mod query_planner;

@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, new_null_array};
-use datafusion::arrow::datatypes::{DataType as ArrowType, Field, FieldRef};
+use datafusion::arrow::datatypes::{DataType as ArrowType, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_datafusion_err};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature as DfSignature,
@@ -17,12 +17,11 @@ use datafusion::logical_expr::{
 };
 use udf_core::types::DataType;
 use udf_core::{
-    ArgColumn, CallContext, FunctionContext, FunctionSpec, Metrics, OutputType, ScalarCall,
-    ScalarFunction, Value,
+    ArgColumn, CallContext, FunctionSpec, Metrics, OutputType, ScalarCall, ScalarFunction, Value,
 };
 
 use super::binding;
-use super::config::JobParameters;
+use super::lifecycle;
 use crate::resolve;
 
 /// A registered scalar function, or one query's instance of it.
@@ -95,20 +94,10 @@ impl ScalarUdf {
         }
         let opened = self.opened.get_or_init(|| {
             let mut instance = self.function.instantiate().expect("has_lifecycle checked");
-            let context = FunctionContext::new(
-                &self.name,
-                JobParameters::of(&args.config_options),
-                self.metrics.clone(),
-            );
-            match catch_unwind(AssertUnwindSafe(|| instance.open(&context))) {
-                Ok(Ok(())) => Ok(instance),
-                Ok(Err(error)) => Err(format!("function `{}` failed to open: {error}", self.name)),
-                Err(panic) => Err(format!(
-                    "function `{}` panicked in open: {}",
-                    self.name,
-                    binding::panic_message(&panic)
-                )),
-            }
+            lifecycle::open(&self.name, &args.config_options, &self.metrics, |context| {
+                instance.open(context)
+            })
+            .map(|()| instance)
         });
         match opened {
             Ok(instance) => Ok(instance.as_ref()),
@@ -168,8 +157,7 @@ impl ScalarUdf {
 impl Drop for ScalarUdf {
     fn drop(&mut self) {
         if let Some(Ok(mut instance)) = self.opened.take() {
-            // A panic in `close` must not abort the process while the plan is torn down.
-            let _ = catch_unwind(AssertUnwindSafe(|| instance.close()));
+            lifecycle::close(|| instance.close());
         }
     }
 }
@@ -244,16 +232,12 @@ impl ScalarUDFImpl for ScalarUdf {
                     .map_err(|e| plan_datafusion_err!("{e}"))?
             }
         };
-        // A strict parameter turns a NULL argument into a NULL result.
-        let strict_null = args.arg_fields.iter().enumerate().any(|(i, field)| {
-            let param = signature.args.get(i).or(signature.varargs.as_ref());
-            field.is_nullable() && param.is_some_and(|p| p.is_strict())
-        });
-        Ok(Arc::new(Field::new(
+        Ok(binding::result_field(
             &self.name,
-            declared.to_arrow(),
-            declared.nullable || strict_null,
-        )))
+            signature,
+            &declared,
+            args.arg_fields,
+        ))
     }
 
     fn is_strict(&self) -> bool {

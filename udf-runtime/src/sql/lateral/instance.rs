@@ -2,16 +2,14 @@
 //! with `open`/`close` — its own copy, opened with the query's job parameters and closed
 //! when the partition's stream is dropped.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use datafusion::common::{Result, exec_err};
+use datafusion::common::{DataFusionError, Result};
 use datafusion::config::ConfigOptions;
-use udf_core::{AsyncTableFunction, FunctionContext, TableFunction};
+use udf_core::{AsyncTableFunction, TableFunction};
 
 use super::call::{ResolvedCall, TableFunctionImpl};
-use crate::sql::binding;
-use crate::sql::config::JobParameters;
+use crate::sql::lifecycle;
 
 pub(super) enum Instance {
     Sync(Arc<dyn TableFunction>),
@@ -28,38 +26,24 @@ pub(super) enum Callable<'a> {
 
 impl Instance {
     pub(super) fn open(call: &ResolvedCall, options: &ConfigOptions) -> Result<Instance> {
-        let name = &call.call.name;
-        let context = || {
-            FunctionContext::new(
-                name.as_str(),
-                JobParameters::of(options),
-                call.call.metrics.clone(),
-            )
-        };
-        let opened = |outcome: std::thread::Result<udf_core::Result<()>>| match outcome {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => exec_err!("function `{name}` failed to open: {error}"),
-            Err(panic) => exec_err!(
-                "function `{name}` panicked in open: {}",
-                binding::panic_message(&panic)
-            ),
-        };
-        match &call.call.function {
+        let (name, metrics) = (&call.call.name, &call.call.metrics);
+        let opened = match &call.call.function {
             TableFunctionImpl::Sync(function) => match function.instantiate() {
                 None => Ok(Instance::Sync(function.clone())),
                 Some(mut instance) => {
-                    opened(catch_unwind(AssertUnwindSafe(|| instance.open(&context()))))?;
-                    Ok(Instance::SyncOpened(instance))
+                    lifecycle::open(name, options, metrics, |context| instance.open(context))
+                        .map(|()| Instance::SyncOpened(instance))
                 }
             },
             TableFunctionImpl::Async(function) => match function.instantiate() {
                 None => Ok(Instance::Async(function.clone())),
                 Some(mut instance) => {
-                    opened(catch_unwind(AssertUnwindSafe(|| instance.open(&context()))))?;
-                    Ok(Instance::AsyncOpened(instance))
+                    lifecycle::open(name, options, metrics, |context| instance.open(context))
+                        .map(|()| Instance::AsyncOpened(instance))
                 }
             },
-        }
+        };
+        opened.map_err(DataFusionError::Execution)
     }
 
     pub(super) fn callable(&self) -> Callable<'_> {
@@ -74,14 +58,9 @@ impl Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        // A panic in `close` must not abort the process while the query is torn down.
         match self {
-            Instance::SyncOpened(instance) => {
-                let _ = catch_unwind(AssertUnwindSafe(|| instance.close()));
-            }
-            Instance::AsyncOpened(instance) => {
-                let _ = catch_unwind(AssertUnwindSafe(|| instance.close()));
-            }
+            Instance::SyncOpened(instance) => lifecycle::close(|| instance.close()),
+            Instance::AsyncOpened(instance) => lifecycle::close(|| instance.close()),
             Instance::Sync(_) | Instance::Async(_) => {}
         }
     }
