@@ -36,3 +36,16 @@ pub fn hash_code(value: &Value) -> i32 {
         other => string_hash(&other.to_string()),
     }
 }
+
+/// Flink's `Row.toString()` of an inserted row: `+I[a, 1]` (NULL prints as `null`).
+pub fn row_string(row: &udf_core::Row) -> String {
+    let fields: Vec<String> = row
+        .values()
+        .iter()
+        .map(|v| match v {
+            Value::Null => "null".to_owned(),
+            other => other.to_string(),
+        })
+        .collect();
+    format!("+I[{}]", fields.join(", "))
+}

@@ -6,6 +6,7 @@
 pub mod aggregate;
 pub mod asynchronous;
 pub mod java;
+pub mod ptf;
 pub mod scalar;
 pub mod table;
 pub mod table_aggregate;

@@ -45,7 +45,12 @@ pub fn batch(columns: &[Column]) -> RecordBatch {
 /// A session with one in-memory table. Two target partitions, whatever the machine, so
 /// plans are the same everywhere.
 pub fn session_with(table: &str, columns: &[Column]) -> Session {
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(2));
+    session_with_partitions(table, columns, 2)
+}
+
+/// A session with one in-memory table and `partitions` target partitions.
+pub fn session_with_partitions(table: &str, columns: &[Column], partitions: usize) -> Session {
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
     session
         .register_batch(table, batch(columns))
         .expect("register table");

@@ -16,9 +16,14 @@ pub use crate::convert::{
     ValueBuilder, WriterReturn,
 };
 pub use crate::kernel::{Validity, binary, null_result, unary};
+pub use crate::ptf::{
+    CallInfo, Context, KeyedView, ListView, MapView, ProcessCall, ProcessTableFunction, Processor,
+    ProcessorSetup, StateItem, StateKey, StateValue, ValueStore, ViewStore,
+};
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use crate::spec::{
-    ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature,
+    ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Semantics, Signature,
+    StateKind, StateSpec, TableArg,
 };
 pub use crate::sql_row::{
     FieldReader, RowFieldValue, SqlRow, StructParts, field_builder, field_is_static,
@@ -179,4 +184,61 @@ impl<E: Into<Error>> UnitResult for Result<(), E> {
     fn into_result(self) -> Result<(), Error> {
         self.map_err(Into::into)
     }
+}
+
+/// The spec of a table argument read as Rust type `T` (`Row` is polymorphic; a
+/// `#[derive(SqlRow)]` struct or a hint fixes the row type).
+pub fn table_arg_spec<'a, T: ArgValue<'a>>(
+    name: &str,
+    hint: Option<DataType>,
+    semantics: Semantics,
+    [optional_partition_by, pass_columns_through, require_on_time]: [bool; 3],
+) -> ArgSpec {
+    let row = match (hint, T::INFERENCE) {
+        (Some(hint), _) => Some(hint.not_null()),
+        (None, Inference::Static) => Some(T::data_type().not_null()),
+        (None, Inference::Any | Inference::AnyRow) => None,
+    };
+    ArgSpec::new(
+        name,
+        ArgType::Table(TableArg {
+            semantics,
+            row,
+            optional_partition_by,
+            pass_columns_through,
+            require_on_time,
+        }),
+    )
+}
+
+/// The spec of state entry `name`; `ttl` in milliseconds (checked by the macro).
+pub fn state_spec(
+    name: &str,
+    kind: StateKind,
+    rust_type: &str,
+    data_type: Option<DataType>,
+    ttl: Option<u64>,
+) -> StateSpec {
+    StateSpec {
+        name: name.to_owned(),
+        kind,
+        rust_type: rust_type.to_owned(),
+        data_type,
+        ttl: ttl.map(std::time::Duration::from_millis),
+    }
+}
+
+/// Value state of type `T` (bound check with the state trait's message).
+pub fn value_store<T: StateValue>(spec: &StateSpec) -> ValueStore<T> {
+    ValueStore::new(spec)
+}
+
+/// List state of elements `T`.
+pub fn list_store<T: StateItem>(spec: &StateSpec) -> ViewStore<ListView<T>> {
+    ViewStore::new(spec)
+}
+
+/// Map state from `K` to `V`.
+pub fn map_store<K: StateKey, V: StateItem>(spec: &StateSpec) -> ViewStore<MapView<K, V>> {
+    ViewStore::new(spec)
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::aggregate::AggregateFunction;
 use crate::asynchronous::{AsyncScalarFunction, AsyncTableFunction};
+use crate::ptf::ProcessTableFunction;
 use crate::scalar::ScalarFunction;
 use crate::spec::FunctionSpec;
 use crate::table::TableFunction;
@@ -19,6 +20,7 @@ pub enum Function {
     AsyncTable(Arc<dyn AsyncTableFunction>),
     Aggregate(Arc<dyn AggregateFunction>),
     TableAggregate(Arc<dyn TableAggregateFunction>),
+    Process(Arc<dyn ProcessTableFunction>),
 }
 
 impl Function {
@@ -30,6 +32,7 @@ impl Function {
             Function::AsyncTable(f) => f.spec(),
             Function::Aggregate(f) => f.spec(),
             Function::TableAggregate(f) => f.spec(),
+            Function::Process(f) => f.spec(),
         }
     }
 }

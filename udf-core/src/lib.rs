@@ -29,6 +29,7 @@ mod decimal;
 mod error;
 mod function;
 mod kernel;
+pub mod ptf;
 mod scalar;
 mod spec;
 mod sql_row;
@@ -56,7 +57,10 @@ pub use decimal::Decimal;
 pub use error::{Error, Result, panic_message};
 pub use function::{Function, UserFunction};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
-pub use spec::{ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Signature};
+pub use spec::{
+    ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Semantics, Signature,
+    StateKind, StateSpec, TableArg,
+};
 pub use sql_row::SqlRow;
 pub use table::{RowSink, TableCall, TableFunction};
 pub use table_aggregate::{Emits, TableAggregateFunction, TableAggregateLogic, TableGroups};
@@ -64,7 +68,7 @@ pub use types::DataType;
 pub use value::{Row, Value};
 
 pub use udf_macros::{
-    SqlRow, aggregate_function, async_scalar_function, async_table_function, scalar_function,
+    SqlRow, aggregate_function, async_scalar_function, async_table_function, ptf, scalar_function,
     table_aggregate_function, table_function,
 };
 

@@ -46,6 +46,8 @@ pub struct FunctionSpec {
     pub description: Option<String>,
     /// Optional abilities (aggregate functions).
     pub capabilities: Capabilities,
+    /// State entries, in declaration order (process table functions).
+    pub state: Vec<StateSpec>,
 }
 
 /// What an aggregate function can do beyond accumulating.
@@ -67,7 +69,26 @@ impl FunctionSpec {
             constant_folding: true,
             description: None,
             capabilities: Capabilities::default(),
+            state: Vec::new(),
         }
+    }
+
+    pub fn state(mut self, state: StateSpec) -> Self {
+        self.state.push(state);
+        self
+    }
+
+    /// The table arguments of the first signature (process table functions), with their
+    /// positions among the arguments.
+    pub fn table_args(&self) -> impl Iterator<Item = (usize, &ArgSpec, &TableArg)> {
+        self.signatures
+            .first()
+            .into_iter()
+            .flat_map(|s| s.args.iter().enumerate())
+            .filter_map(|(i, a)| match &a.ty {
+                ArgType::Table(table) => Some((i, a, table)),
+                _ => None,
+            })
     }
 
     pub fn capabilities(mut self, capabilities: Capabilities) -> Self {
@@ -236,6 +257,91 @@ pub enum ArgType {
     Any { nullable: bool },
     /// Any ROW type (a `Row` parameter without a hint).
     AnyRow { nullable: bool },
+    /// A table (process table functions): its rows arrive one `eval` call at a time.
+    Table(TableArg),
+}
+
+/// How a table argument is partitioned across virtual processors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Semantics {
+    /// Each row on its own: no state, no timers; rows go to any processor.
+    Row,
+    /// Rows with equal PARTITION BY keys go to the same processor and share keyed state.
+    Set,
+}
+
+/// A table argument of a process table function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableArg {
+    pub semantics: Semantics,
+    /// The row type the function reads; `None` for a polymorphic `Row` parameter.
+    pub row: Option<DataType>,
+    /// A set-semantics table may be passed without PARTITION BY (one processor sees it all).
+    pub optional_partition_by: bool,
+    /// Every column of the table is copied into the output, ahead of the function's columns.
+    pub pass_columns_through: bool,
+    /// The call must name a time attribute with `on_time`.
+    pub require_on_time: bool,
+}
+
+impl fmt::Display for TableArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TABLE")?;
+        if let Some(row) = &self.row {
+            write!(f, " {row}")?;
+        }
+        f.write_str(match self.semantics {
+            Semantics::Row => " ROW SEMANTICS",
+            Semantics::Set => " SET SEMANTICS",
+        })?;
+        for (flag, text) in [
+            (self.optional_partition_by, " OPTIONAL PARTITION BY"),
+            (self.pass_columns_through, " PASS COLUMNS THROUGH"),
+            (self.require_on_time, " REQUIRE ON TIME"),
+        ] {
+            if flag {
+                f.write_str(text)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The kind of a state entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateKind {
+    /// One value, read before and written after each call.
+    Value,
+    /// A `ListView`: entries accessed one at a time.
+    List,
+    /// A `MapView`: entries accessed by key.
+    Map,
+}
+
+/// A state entry of a process table function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateSpec {
+    pub name: String,
+    pub kind: StateKind,
+    /// The Rust type, as declared.
+    pub rust_type: String,
+    /// The SQL type of a `Row` value state (from its hint).
+    pub data_type: Option<DataType>,
+    /// Entries not written for this long are gone.
+    pub ttl: Option<std::time::Duration>,
+}
+
+impl fmt::Display for StateSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.name, self.rust_type)?;
+        if let Some(data_type) = &self.data_type {
+            write!(f, " {data_type}")?;
+        }
+        if let Some(ttl) = self.ttl {
+            write!(f, " TTL {}", crate::types::format_duration(ttl))?;
+        }
+        Ok(())
+    }
 }
 
 impl ArgType {
@@ -243,6 +349,7 @@ impl ArgType {
         match self {
             ArgType::Typed(t) => t.nullable,
             ArgType::Any { nullable } | ArgType::AnyRow { nullable } => *nullable,
+            ArgType::Table(_) => false,
         }
     }
 }
@@ -253,6 +360,7 @@ impl fmt::Display for ArgType {
             ArgType::Typed(t) => return write!(f, "{t}"),
             ArgType::Any { nullable } => ("ANY", nullable),
             ArgType::AnyRow { nullable } => ("ROW", nullable),
+            ArgType::Table(table) => return write!(f, "{table}"),
         };
         f.write_str(name)?;
         if !nullable {

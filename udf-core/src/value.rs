@@ -1,6 +1,7 @@
 //! Dynamically typed SQL values: the `ANY` argument type and the polymorphic [`Row`].
 
 use std::fmt;
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
@@ -40,6 +41,45 @@ pub enum Value {
 impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
+    }
+
+    /// The value as an `i64`, for any integer type.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::TinyInt(v) => Some(v.into()),
+            Value::SmallInt(v) => Some(v.into()),
+            Value::Int(v) => Some(v.into()),
+            Value::BigInt(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value as an `i32`, for integer types whose value fits.
+    pub fn as_i32(&self) -> Option<i32> {
+        self.as_i64().and_then(|v| i32::try_from(v).ok())
+    }
+
+    /// The value as an `f64`, for floating-point and integer types.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Float(v) => Some(v.into()),
+            Value::Double(v) => Some(v),
+            _ => self.as_i64().map(|v| v as f64),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Boolean(b) => Some(b),
+            _ => None,
+        }
     }
 
     /// The name of the variant, for error messages.
@@ -145,24 +185,42 @@ impl<T: Into<Value>> From<Option<T>> for Value {
     }
 }
 
-/// A row whose fields are known only at run time (Flink's `Row`): values by position.
+/// A row whose fields are known only at run time (Flink's `Row`): values by position, and
+/// by name when the row was read from a table.
 ///
 /// Its SQL type comes from a `#[data_type("ROW<...>")]` hint (or, for PTF table arguments,
-/// from the table).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// from the table). Two rows are equal when their values are; names are not compared.
+#[derive(Clone, Debug, Default)]
 pub struct Row {
     values: Vec<Value>,
+    names: Option<Arc<[String]>>,
+}
+
+impl PartialEq for Row {
+    fn eq(&self, other: &Self) -> bool {
+        self.values == other.values
+    }
 }
 
 impl Row {
     pub fn new(values: Vec<Value>) -> Self {
-        Row { values }
+        Row {
+            values,
+            names: None,
+        }
     }
 
     /// `Row::of([Value::from(1), Value::from("a")])`, like Flink's `Row.of(...)`.
     pub fn of(values: impl IntoIterator<Item = Value>) -> Self {
+        Row::new(values.into_iter().collect())
+    }
+
+    /// A row whose fields can also be found by name (`names` has one entry per value).
+    pub fn with_names(values: Vec<Value>, names: Arc<[String]>) -> Self {
+        debug_assert_eq!(values.len(), names.len());
         Row {
-            values: values.into_iter().collect(),
+            values,
+            names: Some(names),
         }
     }
 
@@ -177,6 +235,42 @@ impl Row {
     /// The field at `index`, or `None` past the end.
     pub fn get(&self, index: usize) -> Option<&Value> {
         self.values.get(index)
+    }
+
+    /// The field named `name` (Flink's `getField(String)`), if the row has names and one
+    /// of them is `name`.
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        let names = self.names.as_deref()?;
+        let index = names.iter().position(|n| n == name)?;
+        self.values.get(index)
+    }
+
+    /// The field names, if the row has them.
+    pub fn field_names(&self) -> Option<&[String]> {
+        self.names.as_deref()
+    }
+
+    /// Replaces the field at `index` (Flink's `setField`); `false` past the end.
+    pub fn set(&mut self, index: usize, value: impl Into<Value>) -> bool {
+        match self.values.get_mut(index) {
+            Some(slot) => {
+                *slot = value.into();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replaces the field named `name`; `false` if there is none.
+    pub fn set_field(&mut self, name: &str, value: impl Into<Value>) -> bool {
+        let index = self
+            .names
+            .as_deref()
+            .and_then(|names| names.iter().position(|n| n == name));
+        match index {
+            Some(index) => self.set(index, value),
+            None => false,
+        }
     }
 
     pub fn values(&self) -> &[Value] {

@@ -101,16 +101,35 @@ fn set_once<T: syn::parse::Parse>(
     Ok(())
 }
 
-/// `#[argument(name = "...", optional, type = "...")]` on a parameter.
+/// The table traits `#[argument(...)]` takes on parameters of `#[ptf]` functions.
+pub const TABLE_TRAITS: &[&str] = &[
+    "row_semantic_table",
+    "set_semantic_table",
+    "optional_partition_by",
+    "pass_columns_through",
+    "require_on_time",
+];
+
+/// `#[argument(name = "...", optional, type = "...")]` on a parameter, and table traits
+/// such as `set_semantic_table` (process table functions).
 #[derive(Default)]
 pub struct ArgumentAttr {
     pub name: Option<LitStr>,
     pub optional: Option<syn::Path>,
     pub hint: Option<Hint>,
+    pub traits: Vec<syn::Path>,
 }
 
 impl ArgumentAttr {
-    pub fn parse(attr: &Attribute, cx: &Ctxt) -> ArgumentAttr {
+    /// The trait `name`, if it was written.
+    pub fn table_trait(&self, name: &str) -> Option<&syn::Path> {
+        self.traits.iter().find(|p| p.is_ident(name))
+    }
+}
+
+impl ArgumentAttr {
+    /// `ptf`: the attribute is on an argument of a `#[ptf]` function, which takes table traits.
+    pub fn parse(attr: &Attribute, ptf: bool, cx: &Ctxt) -> ArgumentAttr {
         let mut parsed = ArgumentAttr::default();
         if let syn::Meta::Path(_) = attr.meta {
             cx.error_spanned_by(
@@ -146,6 +165,33 @@ impl ArgumentAttr {
                 let literal: LitStr = meta.value()?.parse()?;
                 parsed.hint = Some(Hint::parse(literal)?);
                 Ok(())
+            } else if TABLE_TRAITS.iter().any(|t| meta.path.is_ident(t)) {
+                let key = path_name(&meta);
+                if !ptf {
+                    return Err(meta.error(format!(
+                        "`{key}` is a table trait: only arguments of #[ptf] functions take it"
+                    )));
+                }
+                if parsed.traits.iter().any(|p| p.is_ident(&key)) {
+                    return Err(meta.error(format!("duplicate `{key}`")));
+                }
+                if meta.input.peek(syn::Token![=]) {
+                    return Err(meta.error(format!(
+                        "`{key}` is a flag: write `{key}`, not `{key} = ...`"
+                    )));
+                }
+                parsed.traits.push(meta.path.clone());
+                Ok(())
+            } else if ptf {
+                Err(meta.error(format!(
+                    "unknown option `{}` of #[argument]; expected one of `name`, `optional`, `type`, or a table trait ({})",
+                    path_name(&meta),
+                    TABLE_TRAITS
+                        .iter()
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
             } else {
                 Err(meta.error(format!(
                     "unknown option `{}` of #[argument]; expected one of `name`, `optional`, `type`",

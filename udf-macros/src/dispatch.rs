@@ -271,8 +271,13 @@ pub fn compile_time_checks(eval: &EvalMethod, custom_output: bool) -> TokenStrea
 }
 
 pub fn param_checks(eval: &EvalMethod) -> TokenStream {
+    params_checks(eval.all_params())
+}
+
+/// [`param_checks`] for any parameters.
+pub fn params_checks<'a>(params: impl Iterator<Item = &'a crate::signature::Param>) -> TokenStream {
     let mut checks = TokenStream::new();
-    for param in eval.all_params() {
+    for param in params {
         let ty = types::with_lifetimes(&param.ty, "'static");
         let shown = types::display(&param.ty);
         if let Some(hint) = &param.hint {

@@ -9,6 +9,7 @@ mod ctxt;
 mod dispatch;
 mod eval;
 mod hint;
+mod ptf;
 mod signature;
 mod sql_row;
 mod types;
@@ -125,6 +126,33 @@ pub fn aggregate_function(args: TokenStream, input: TokenStream) -> TokenStream 
 #[proc_macro_attribute]
 pub fn table_aggregate_function(args: TokenStream, input: TokenStream) -> TokenStream {
     aggregate::expand(aggregate::Kind::TableAggregate, args.into(), input.into()).into()
+}
+
+/// Turns a `fn` or an `impl` block with one `eval` into a process table function (PTF): a
+/// user-defined operator over a table, with keyed state.
+///
+/// ```ignore
+/// #[ptf]
+/// #[data_type("ROW<cnt BIGINT>")]
+/// fn counter(
+///     #[state] count: &mut CountState,                // Default + Clone + PartialEq + serde
+///     #[argument(set_semantic_table)] input: Row,     // or a #[derive(SqlRow)] struct
+///     out: &mut Collector<Row>,
+/// ) {
+///     count.n += 1;
+///     out.collect(Row::of([count.n.into()]));
+/// }
+/// ```
+///
+/// Parameters come in this order: an optional `ctx: &mut Context`, the `#[state]` entries
+/// (`&mut T`, `&mut ListView<T>`, `&mut MapView<K, V>`; options `name`, `ttl = "1 day"`,
+/// `type`), the arguments, and `out: &mut Collector<T>` last. A table argument takes
+/// `#[argument(row_semantic_table)]` or `#[argument(set_semantic_table)]`, plus
+/// `optional_partition_by`, `pass_columns_through`, `require_on_time`; scalar arguments take
+/// `name`, `type` and `optional` as for other functions. Option: `name = "..."`.
+#[proc_macro_attribute]
+pub fn ptf(args: TokenStream, input: TokenStream) -> TokenStream {
+    ptf::expand(args.into(), input.into()).into()
 }
 
 /// Makes a struct a SQL `ROW` type, field by field (`#[data_type("...")]` on a field

@@ -346,7 +346,7 @@ fn check_receiver(receiver: &syn::Receiver, expected: Receiver, macro_name: &str
 
 fn parse_param(pat_type: &mut syn::PatType, cx: &Ctxt) -> Option<Param> {
     let argument = attr::take_one(&mut pat_type.attrs, attr::ARGUMENT, cx)
-        .map(|a| ArgumentAttr::parse(&a, cx));
+        .map(|a| ArgumentAttr::parse(&a, false, cx));
     let data_type = attr::take_one(&mut pat_type.attrs, attr::DATA_TYPE, cx)
         .and_then(|a| attr::parse_data_type(&a, cx));
     for misplaced in attr::take(&mut pat_type.attrs, attr::VARARGS) {

@@ -131,3 +131,32 @@ pub fn collector_item<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
         _ => None,
     })
 }
+
+/// `Name<A, B, ...>` (by its last path segment) → its type arguments.
+pub fn generic_args<'a>(ty: &'a Type, name: &str) -> Option<Vec<&'a Type>> {
+    let Type::Path(TypePath { qself: None, path }) = ty else {
+        return None;
+    };
+    let last = path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return Some(Vec::new());
+    };
+    Some(
+        args.args
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// `&Context` / `&mut Context` (any path ending in `Context`) → whether it is `&mut`.
+pub fn context_reference(ty: &Type) -> Option<bool> {
+    let Type::Reference(r) = ty else { return None };
+    generic_args(&r.elem, "Context").map(|_| r.mutability.is_some())
+}

@@ -8,6 +8,7 @@ mod arguments;
 mod catalog;
 mod dataframe;
 mod errors;
+mod ptf;
 mod resolve;
 mod session;
 mod sql;

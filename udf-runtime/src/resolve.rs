@@ -108,6 +108,8 @@ fn convert(arg: Option<&DataType>, param: &ArgType) -> Option<(u32, Conversion)>
             };
         }
         ArgType::Typed(t) => t,
+        // A table is never a value argument (process table functions bind tables apart).
+        ArgType::Table(_) => return None,
     };
     let Some(arg) = arg else {
         // The NULL literal fits every parameter.

@@ -95,6 +95,7 @@ impl Session {
             .with_relation_planners(vec![
                 Arc::new(SetSemanticsPlanner {
                     catalog: catalog.clone(),
+                    metrics: metrics.clone(),
                 }),
                 Arc::new(TableFunctionPlanner {
                     catalog: catalog.clone(),

@@ -4,6 +4,7 @@
 //! compile time, and `udf-core` uses it (with the `arrow` feature) to describe and convert
 //! values at run time.
 
+mod duration;
 mod model;
 mod parse;
 mod print;
@@ -11,6 +12,7 @@ mod print;
 #[cfg(feature = "arrow")]
 mod arrow;
 
+pub use duration::{format_duration, parse_duration};
 pub use model::*;
 pub use parse::{ParseError, parse};
 

@@ -2,6 +2,7 @@
 //! input with the functions ported to Rust.
 
 mod aggregate;
+mod ptf;
 mod scalar;
 mod table;
 
@@ -16,6 +17,8 @@ use crate::support::{self, Column};
 #[derive(Deserialize)]
 pub struct Case {
     pub case: String,
+    /// Flink's parallelism: the number of virtual processors of a PTF.
+    pub parallelism: usize,
     pub query: String,
     pub input: Input,
     pub output: Output,
@@ -94,8 +97,18 @@ fn value(json: &Json, data_type: &DataType) -> Value {
     }
 }
 
-/// The case's input as a table in a fresh session.
+/// The case's input as a table in a fresh session with two target partitions.
 pub fn session(case: &Case) -> Session {
+    session_with_partitions(case, 2)
+}
+
+/// The case's input in a session whose target partitions are Flink's parallelism (for
+/// process table functions, whose processors are the target partitions).
+pub fn session_as_flink(case: &Case) -> Session {
+    session_with_partitions(case, case.parallelism)
+}
+
+fn session_with_partitions(case: &Case, partitions: usize) -> Session {
     let names: Vec<String> = case
         .input
         .schema
@@ -136,7 +149,7 @@ pub fn session(case: &Case) -> Session {
             }
         })
         .collect();
-    support::session_with(&case.input.view_name, &columns)
+    support::session_with_partitions(&case.input.view_name, &columns, partitions)
 }
 
 /// Runs the case's query in `session` and compares columns (names, types ignoring

@@ -414,17 +414,22 @@ impl SqlType for Row {
     }
 }
 
-pub struct RowReader<'a>(&'a StructArray);
+/// Reads rows that know their field names (shared by every row read).
+pub struct RowReader<'a> {
+    array: &'a StructArray,
+    names: std::sync::Arc<[String]>,
+}
 
 impl<'a> ArgValue<'a> for Row {
     type Reader = RowReader<'a>;
 
     fn reader(array: &'a dyn Array) -> Result<Self::Reader, Error> {
-        array
+        let array = array
             .as_any()
             .downcast_ref::<StructArray>()
-            .map(RowReader)
-            .ok_or_else(|| unexpected_array::<Row>(array))
+            .ok_or_else(|| unexpected_array::<Row>(array))?;
+        let names = array.fields().iter().map(|f| f.name().clone()).collect();
+        Ok(RowReader { array, names })
     }
 }
 
@@ -432,7 +437,13 @@ impl<'a> ArgReader<'a> for RowReader<'a> {
     type Value = Row;
 
     fn get(&self, index: usize) -> Result<Row, Error> {
-        row_value(self.0, index)
+        let values = self
+            .array
+            .columns()
+            .iter()
+            .map(|column| array_value(column.as_ref(), index))
+            .collect::<Result<_, _>>()?;
+        Ok(Row::with_names(values, self.names.clone()))
     }
 }
 

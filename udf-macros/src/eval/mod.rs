@@ -298,7 +298,13 @@ fn from_impl(
 }
 
 /// `open`, `close` and `output_type` have fixed shapes.
-fn check_lifecycle(sig: &syn::Signature, mutable: bool, params: usize, expected: &str, cx: &Ctxt) {
+pub fn check_lifecycle(
+    sig: &syn::Signature,
+    mutable: bool,
+    params: usize,
+    expected: &str,
+    cx: &Ctxt,
+) {
     let receiver_ok = match sig.inputs.first() {
         Some(syn::FnArg::Receiver(r)) => r.reference.is_some() && r.mutability.is_some() == mutable,
         _ => false,

@@ -15,6 +15,7 @@ use std::time::Duration;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::config::ConfigOptions;
+use udf_core::types::parse_duration;
 use udf_core::{AsyncOptions, RetryStrategy};
 
 /// The options of async scalar and async table functions.
@@ -195,78 +196,9 @@ fn positive(value: &str) -> Result<usize, String> {
     }
 }
 
-/// A duration as Flink writes them: a number and a unit (`ns`, `us`, `ms`, `s`, `min`/`m`,
-/// `h`, `d`, and their long forms; none means milliseconds), or ISO-8601 such as `PT3M`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let invalid = || format!("`{text}` is not a duration such as `500 ms`, `10s` or `1 min`");
-    if let Some(iso) = text.strip_prefix("PT").or_else(|| text.strip_prefix("pt")) {
-        return parse_iso(iso).ok_or_else(invalid);
-    }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let amount: u64 = number.parse().map_err(|_| invalid())?;
-    let unit = unit.trim().to_ascii_lowercase();
-    let duration = match unit.as_str() {
-        "ns" | "nano" | "nanos" | "nanosecond" | "nanoseconds" => Duration::from_nanos(amount),
-        "us" | "µs" | "micro" | "micros" | "microsecond" | "microseconds" => {
-            Duration::from_micros(amount)
-        }
-        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => {
-            Duration::from_millis(amount)
-        }
-        "s" | "sec" | "secs" | "second" | "seconds" => Duration::from_secs(amount),
-        "m" | "min" | "mins" | "minute" | "minutes" => Duration::from_secs(amount * 60),
-        "h" | "hour" | "hours" => Duration::from_secs(amount * 3600),
-        "d" | "day" | "days" => Duration::from_secs(amount * 86_400),
-        _ => return Err(invalid()),
-    };
-    Ok(duration)
-}
-
-/// The time part of an ISO-8601 duration after `PT`: `3M`, `1H30M`, `0.5S`.
-fn parse_iso(text: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut number = String::new();
-    for c in text.chars() {
-        match c.to_ascii_uppercase() {
-            '0'..='9' | '.' => number.push(c),
-            unit @ ('H' | 'M' | 'S') => {
-                let value: f64 = number.parse().ok()?;
-                number.clear();
-                let seconds = match unit {
-                    'H' => value * 3600.0,
-                    'M' => value * 60.0,
-                    _ => value,
-                };
-                total += Duration::try_from_secs_f64(seconds).ok()?;
-            }
-            _ => return None,
-        }
-    }
-    (number.is_empty() && !text.is_empty()).then_some(total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_as_flink_writes_them() {
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_duration("500 ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("3 min"), Ok(Duration::from_secs(180)));
-        assert_eq!(parse_duration("250"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("PT3M"), Ok(Duration::from_secs(180)));
-        assert_eq!(parse_duration("PT1H30M"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("PT0.5S"), Ok(Duration::from_millis(500)));
-        assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("PT").is_err());
-    }
 
     #[test]
     fn settings_are_validated() {

@@ -12,6 +12,8 @@ use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
 use super::lateral::{LateralExec, LateralNode};
 use super::table_aggregate::{TableAggregateExec, TableAggregateNode};
+use crate::ptf::PtfNode;
+use crate::ptf::exec::PtfExec;
 
 #[derive(Debug, Default)]
 pub struct UdfExtensionPlanner;
@@ -40,6 +42,19 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                 physical(&node.call.call.args)?,
                 node.call.clone(),
                 node.join,
+                Arc::new(node.schema.as_arrow().clone()),
+            ))));
+        }
+        if let Some(node) = node.as_any().downcast_ref::<PtfNode>() {
+            let (keys, row) = match &node.call.table {
+                Some(table) => (physical(&table.keys)?, physical(&table.row)?),
+                None => (Vec::new(), Vec::new()),
+            };
+            return Ok(Some(Arc::new(PtfExec::new(
+                physical_inputs[0].clone(),
+                node.call.clone(),
+                keys,
+                row,
                 Arc::new(node.schema.as_arrow().clone()),
             ))));
         }

@@ -65,6 +65,9 @@ impl Visitor for Placement<'_> {
                     "`{name}` is a table function, which yields rows rather than a value: call it in FROM, as `LATERAL TABLE({name}(...))` after the table it reads, or `TABLE({name}(...))`"
                 ))
             }
+            FunctionKind::ProcessTable => ControlFlow::Break(plan_datafusion_err!(
+                "`{name}` is a process table function, which yields rows rather than a value: call it in FROM, as `{name}(input => TABLE t PARTITION BY k, ...)`"
+            )),
             FunctionKind::TableAggregate => ControlFlow::Break(plan_datafusion_err!(
                 "`{name}` is a table aggregate, which yields rows rather than a value: call it in FROM, as `{name}(TABLE t PARTITION BY k)`"
             )),

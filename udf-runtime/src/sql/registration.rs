@@ -23,6 +23,8 @@ pub enum EngineFunction {
     TableAggregate,
     /// Not an engine function: called in FROM (`LATERAL TABLE(f(..))`, `join_lateral`).
     Table,
+    /// Not an engine function: called in FROM with table arguments (`f(TABLE t ...)`).
+    Process,
 }
 
 impl EngineFunction {
@@ -54,6 +56,7 @@ impl EngineFunction {
             }
             Function::TableAggregate(_) => Ok(EngineFunction::TableAggregate),
             Function::Table(_) | Function::AsyncTable(_) => Ok(EngineFunction::Table),
+            Function::Process(_) => Ok(EngineFunction::Process),
             other => plan_err!(
                 "`{name}` is a {} function, which this runtime cannot run yet",
                 other.spec().kind
@@ -67,6 +70,7 @@ impl EngineFunction {
             FunctionKind::Aggregate => Ok(EngineFunction::Aggregate(context.udaf(name)?)),
             FunctionKind::TableAggregate => Ok(EngineFunction::TableAggregate),
             FunctionKind::Table | FunctionKind::AsyncTable => Ok(EngineFunction::Table),
+            FunctionKind::ProcessTable => Ok(EngineFunction::Process),
             _ => Ok(EngineFunction::Scalar(context.udf(name)?)),
         }
     }
@@ -75,14 +79,17 @@ impl EngineFunction {
         match self {
             EngineFunction::Scalar(udf) => context.register_udf(udf.as_ref().clone()),
             EngineFunction::Aggregate(udaf) => context.register_udaf(udaf.as_ref().clone()),
-            EngineFunction::TableAggregate | EngineFunction::Table => {}
+            EngineFunction::TableAggregate | EngineFunction::Table | EngineFunction::Process => {}
         }
     }
 
     pub fn deregister(context: &SessionContext, name: &str, kind: FunctionKind) {
         match kind {
             FunctionKind::Aggregate => context.deregister_udaf(name),
-            FunctionKind::TableAggregate | FunctionKind::Table | FunctionKind::AsyncTable => {}
+            FunctionKind::TableAggregate
+            | FunctionKind::Table
+            | FunctionKind::AsyncTable
+            | FunctionKind::ProcessTable => {}
             _ => context.deregister_udf(name),
         }
     }
@@ -108,6 +115,10 @@ impl EngineFunction {
             EngineFunction::Table => plan_err!(
                 "`{name}` is a table function, which yields rows rather than a value: \
                  call it with `session.table_function(..)` and `DataFrame::join_lateral`"
+            ),
+            EngineFunction::Process => plan_err!(
+                "`{name}` is a process table function, which yields rows rather than a value: \
+                 call it with `DataFrame::process`, or in SQL as `FROM {name}(TABLE t ...)`"
             ),
         }
     }

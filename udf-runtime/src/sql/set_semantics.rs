@@ -28,16 +28,17 @@ use crate::table_aggregate::EmitMode;
 #[derive(Debug)]
 pub struct SetSemanticsPlanner {
     pub catalog: Arc<Catalog>,
+    pub metrics: udf_core::Metrics,
 }
 
 /// A table argument as parsed: the query and its PARTITION BY keys.
-struct TableArgument {
-    query: Box<datafusion::sql::sqlparser::ast::Query>,
-    partition_by: Vec<SqlExpr>,
-    has_order_by: bool,
+pub(crate) struct TableArgument {
+    pub(crate) query: Box<datafusion::sql::sqlparser::ast::Query>,
+    pub(crate) partition_by: Vec<SqlExpr>,
+    pub(crate) has_order_by: bool,
 }
 
-fn table_argument(expr: &SqlExpr) -> Option<TableArgument> {
+pub(crate) fn table_argument(expr: &SqlExpr) -> Option<TableArgument> {
     let SqlExpr::Function(function) = expr else {
         return None;
     };
@@ -89,12 +90,28 @@ impl RelationPlanner for SetSemanticsPlanner {
         let Some(entry) = self.catalog.get(&context.normalize_ident(ident.clone())) else {
             return Ok(RelationPlanning::Original(Box::new(relation)));
         };
-        let Function::TableAggregate(function) = &entry.function else {
-            return plan_err!(
-                "`{}` is a {} function; only table aggregates are called with a TABLE argument in FROM",
-                entry.name,
-                entry.spec.kind
-            );
+        let function = match &entry.function {
+            Function::TableAggregate(function) => function,
+            Function::Process(function) => {
+                let call = crate::ptf::planner::PtfArguments {
+                    name: &entry.name,
+                    spec: &entry.spec,
+                    function,
+                    metrics: &self.metrics,
+                };
+                let plan = call.plan(&args.args, context)?;
+                return Ok(RelationPlanning::Planned(Box::new(PlannedRelation::new(
+                    plan,
+                    alias.clone(),
+                ))));
+            }
+            _ => {
+                return plan_err!(
+                    "`{}` is a {} function; only table aggregates and process table functions are called with a TABLE argument in FROM",
+                    entry.name,
+                    entry.spec.kind
+                );
+            }
         };
 
         let mut table = None;

@@ -1,0 +1,22 @@
+//! `ptf_counter_set_semantics` and `ptf_row_semantics`, with the Java functions ported in
+//! `udf_examples::ptf::conformance`. Flink ran them at parallelism 1, so one processor.
+
+use udf_examples::ptf::conformance::{counter, repeat_rows};
+
+use super::{check, load, session_as_flink};
+
+#[tokio::test]
+async fn ptf_counter_set_semantics() {
+    let case = load("ptf_counter_set_semantics");
+    let session = session_as_flink(&case);
+    session.register(counter).unwrap();
+    check(&case, &session).await;
+}
+
+#[tokio::test]
+async fn ptf_row_semantics() {
+    let case = load("ptf_row_semantics");
+    let session = session_as_flink(&case);
+    session.register(repeat_rows).unwrap();
+    check(&case, &session).await;
+}

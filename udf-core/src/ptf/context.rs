@@ -1,0 +1,118 @@
+//! What a process table function sees of its call: `Context` (Flink's
+//! `ProcessTableFunction.Context`), a first `&mut Context` parameter of `eval`.
+
+use crate::Error;
+use crate::types::DataType;
+
+/// How one table argument was passed (Flink's `TableSemantics`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableSemantics {
+    /// The argument's name in the function's signature.
+    pub name: String,
+    /// The row type the function reads.
+    pub data_type: DataType,
+    /// Positions (within the row) of the PARTITION BY columns.
+    pub partition_by_columns: Vec<usize>,
+    /// Positions of the ORDER BY columns.
+    pub order_by_columns: Vec<usize>,
+    /// Position of the `on_time` column, if the call names one.
+    pub time_column: Option<usize>,
+}
+
+impl TableSemantics {
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    pub fn partition_by_columns(&self) -> &[usize] {
+        &self.partition_by_columns
+    }
+
+    pub fn order_by_columns(&self) -> &[usize] {
+        &self.order_by_columns
+    }
+
+    pub fn time_column(&self) -> Option<usize> {
+        self.time_column
+    }
+}
+
+/// What every call of one PTF invocation shares: decided at planning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallInfo {
+    /// The SQL name the function was called by.
+    pub function: String,
+    pub tables: Vec<TableSemantics>,
+    /// The state entries' names, in declaration order.
+    pub state: Vec<String>,
+}
+
+/// The context of one `eval` call.
+pub struct Context<'a> {
+    info: &'a CallInfo,
+    /// Bit `i`: state entry `i` is cleared once the call returns.
+    cleared: u64,
+    error: Option<Error>,
+}
+
+impl<'a> Context<'a> {
+    #[doc(hidden)]
+    pub fn new(info: &'a CallInfo) -> Self {
+        Context {
+            info,
+            cleared: 0,
+            error: None,
+        }
+    }
+
+    /// How the table argument `name` was passed: its row type and PARTITION BY columns.
+    pub fn table_semantics_for(&self, name: &str) -> Option<&'a TableSemantics> {
+        self.info.tables.iter().find(|t| t.name == name)
+    }
+
+    /// Clears state entry `name` once this call returns (what the call wrote to it is
+    /// dropped too). An unknown name fails the query after the call.
+    pub fn clear_state(&mut self, name: &str) {
+        match self.info.state.iter().position(|s| s == name) {
+            Some(index) => self.cleared |= 1 << index,
+            None => {
+                if self.error.is_none() {
+                    self.error = Some(Error::msg(format!(
+                        "clear_state(\"{name}\"): `{}` has no state entry `{name}` (its entries: {})",
+                        self.info.function,
+                        if self.info.state.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            self.info.state.join(", ")
+                        }
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Clears every state entry of the current key once this call returns.
+    pub fn clear_all_state(&mut self) {
+        self.cleared = u64::MAX;
+    }
+
+    /// Clears all state of the current key once this call returns (and, once PTFs have
+    /// timers, its timers).
+    pub fn clear_all(&mut self) {
+        self.clear_all_state();
+    }
+
+    /// Whether state entry `index` is to be cleared.
+    #[doc(hidden)]
+    #[inline]
+    pub fn is_cleared(&self, index: usize) -> bool {
+        self.cleared & (1 << index) != 0
+    }
+
+    /// An error a request made during the call.
+    #[doc(hidden)]
+    #[inline]
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+}

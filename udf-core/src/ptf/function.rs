@@ -1,0 +1,75 @@
+//! The contract of a process table function, implemented by `#[ptf]`: a processor per
+//! virtual processor, called with batches of the rows routed to it.
+
+use std::sync::Arc;
+
+use crate::Error;
+use crate::context::FunctionContext;
+use crate::ptf::context::CallInfo;
+use crate::scalar::ArgColumn;
+use crate::spec::FunctionSpec;
+use crate::table::RowSink;
+use crate::types::DataType;
+
+/// A process table function in its vectorized form.
+pub trait ProcessTableFunction: Send + Sync + 'static {
+    /// The signature (table arguments are `ArgType::Table`) and the state entries.
+    fn spec(&self) -> FunctionSpec;
+
+    /// A fresh, unopened copy for one query, if the function has `open`/`close`.
+    fn instantiate(&self) -> Option<Box<dyn ProcessTableFunction>> {
+        None
+    }
+
+    /// Runs once per instance before the first call.
+    fn open(&mut self, _context: &FunctionContext) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Runs once per instance after the last call.
+    fn close(&mut self) {}
+
+    /// A virtual processor: the state of the keys routed to it, and its calls.
+    fn processor(self: Arc<Self>, setup: ProcessorSetup) -> Result<Box<dyn Processor>, Error>;
+}
+
+/// What every call of a processor shares.
+pub struct ProcessorSetup {
+    /// The type of the rows the function emits.
+    pub output: DataType,
+    /// One column of one value per scalar argument, in declaration order (NULL if left
+    /// out), already of the parameter types.
+    pub scalars: Vec<ArgColumn>,
+    pub info: Arc<CallInfo>,
+}
+
+/// One processor's calls and state.
+pub trait Processor: Send {
+    /// Calls `eval` for every row of `call`, in order.
+    fn process(&mut self, call: &mut ProcessCall<'_>) -> Result<(), Error>;
+
+    /// Whether key slot `key` holds no state (so the runtime may give it to another key).
+    fn key_is_empty(&self, key: usize) -> bool;
+
+    /// State entries held (value entries plus non-empty views), for tests and metrics.
+    fn state_entries(&self) -> usize;
+}
+
+/// One batch of rows for a processor.
+pub struct ProcessCall<'a> {
+    /// The table argument as one struct column of the function's row type; `None` for a
+    /// function without table arguments (called once per row of an empty input).
+    pub table: Option<&'a ArgColumn>,
+    pub rows: usize,
+    /// The state slot of each row's key (empty for stateless functions).
+    pub keys: &'a [u32],
+    /// Slots whose state became empty during the batch; the runtime may reuse them.
+    pub released: &'a mut Vec<u32>,
+    /// Processing time (ms), for state TTL.
+    pub now: i64,
+    /// The row being evaluated, kept up to date so an error or panic can name it.
+    pub row: usize,
+    /// Emitted rows are handed to `sink` once this many have gathered.
+    pub chunk: usize,
+    pub sink: &'a mut dyn RowSink,
+}

@@ -1,0 +1,13 @@
+//! Process table functions (PTFs): user-defined operators over tables, with keyed state.
+
+mod clock;
+mod context;
+mod function;
+mod state;
+
+pub use clock::{ManualClock, ProcessingClock, SystemClock};
+pub use context::{CallInfo, Context, TableSemantics};
+pub use function::{ProcessCall, ProcessTableFunction, Processor, ProcessorSetup};
+pub use state::{
+    KeyedView, ListView, MapView, StateItem, StateKey, StateValue, ValueStore, ViewStore,
+};

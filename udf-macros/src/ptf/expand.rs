@@ -1,0 +1,333 @@
+//! Code generation for `#[ptf]`: the spec, and a processor type whose `process` loops over
+//! the rows of a batch — load state, call `eval`, write state back, hand emitted rows on.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::PtfDef;
+use super::model::{StateKind, StateParam};
+use crate::dispatch;
+use crate::signature::Receiver;
+use crate::types;
+
+fn option(tokens: Option<TokenStream>) -> TokenStream {
+    match tokens {
+        Some(tokens) => quote!(::core::option::Option::Some(#tokens)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The store type of a state entry, and the constructor taking its spec.
+fn store(state: &StateParam) -> (TokenStream, TokenStream) {
+    let tys: Vec<_> = state
+        .types
+        .iter()
+        .map(|t| types::with_lifetimes(t, "'static"))
+        .collect();
+    let span = state.types[0].span();
+    match state.kind {
+        StateKind::Value => {
+            let t = &tys[0];
+            (
+                quote!(__udf::ValueStore<#t>),
+                quote_spanned!(span=> __udf::value_store::<#t>),
+            )
+        }
+        StateKind::List => {
+            let t = &tys[0];
+            (
+                quote!(__udf::ViewStore<__udf::ListView<#t>>),
+                quote_spanned!(span=> __udf::list_store::<#t>),
+            )
+        }
+        StateKind::Map => {
+            let (k, v) = (&tys[0], &tys[1]);
+            (
+                quote!(__udf::ViewStore<__udf::MapView<#k, #v>>),
+                quote_spanned!(span=> __udf::map_store::<#k, #v>),
+            )
+        }
+    }
+}
+
+pub fn expand(def: &PtfDef) -> TokenStream {
+    let eval = &def.eval;
+    let self_ty = &def.self_ty;
+    let method = &eval.ident;
+    let (target, this_arg) = match eval.receiver {
+        Receiver::None => (quote!(#self_ty), quote!()),
+        Receiver::Ref => (quote!(<#self_ty>), quote!(this,)),
+    };
+    let Some(row) = &eval.collector else {
+        return quote!();
+    };
+    let row_ty = types::with_lifetimes(row, "'_");
+
+    // Compile-time checks of hints and of the table parameters' types.
+    let mut checks = dispatch::params_checks(eval.args.iter().map(|a| &a.param));
+    checks.extend(dispatch::return_checks(row, eval.output_hint.as_ref()));
+    for arg in eval.args.iter().filter(|a| a.table.is_some()) {
+        let ty = types::with_lifetimes(&arg.param.ty, "'static");
+        let message = format!(
+            "a table argument is read as `Row` or a #[derive(SqlRow)] struct, not `{}`",
+            types::display(&arg.param.ty)
+        );
+        checks.extend(dispatch::assert_const(
+            arg.param.ty.span(),
+            quote!(__udf::arg_roots::<#ty>().contains(__udf::TypeRoot::Row)),
+            &message,
+        ));
+    }
+
+    // The spec.
+    let arg_specs = eval.args.iter().map(|arg| {
+        let param = &arg.param;
+        let ty = types::with_lifetimes(&param.ty, "'_");
+        let name = &param.sql_name;
+        let hint = option(param.hint.as_ref().map(|h| h.tokens()));
+        match &arg.table {
+            Some(traits) => {
+                let semantics = if traits.set_semantics {
+                    quote!(__udf::Semantics::Set)
+                } else {
+                    quote!(__udf::Semantics::Row)
+                };
+                let flags = [
+                    traits.optional_partition_by,
+                    traits.pass_columns_through,
+                    traits.require_on_time,
+                ];
+                quote_spanned!(param.ty.span()=> __udf::table_arg_spec::<#ty>(#name, #hint, #semantics, [#(#flags),*]))
+            }
+            None => {
+                let optional = param.optional.is_some();
+                quote_spanned!(param.ty.span()=> __udf::arg_spec::<#ty>(#name, #hint, #optional))
+            }
+        }
+    });
+    let output_hint = option(eval.output_hint.as_ref().map(|h| h.tokens()));
+    let state_specs = eval.states.iter().map(|state| {
+        let name = &state.name;
+        let kind = match state.kind {
+            StateKind::Value => quote!(__udf::StateKind::Value),
+            StateKind::List => quote!(__udf::StateKind::List),
+            StateKind::Map => quote!(__udf::StateKind::Map),
+        };
+        let shown = &state.shown;
+        let hint = option(state.hint.as_ref().map(|h| h.tokens()));
+        let ttl = option(state.ttl_millis.map(|t| quote!(#t)));
+        quote!(__udf::state_spec(#name, #kind, #shown, #hint, #ttl))
+    });
+    let (sql_name, description) = (&def.sql_name, &def.description);
+
+    // The processor's state stores.
+    let fields: Vec<_> = (0..eval.states.len())
+        .map(|i| format_ident!("state_{i}"))
+        .collect();
+    let (store_types, store_new): (Vec<_>, Vec<_>) = eval.states.iter().map(store).unzip();
+    let indices: Vec<usize> = (0..eval.states.len()).collect();
+    let stateful = !eval.states.is_empty();
+
+    // Per batch: readers of the table and scalar arguments.
+    let mut setup = TokenStream::new();
+    let mut call_args = TokenStream::new();
+    if let Some(context) = &eval.context {
+        call_args.extend(if context.mutable {
+            quote!(&mut ctx,)
+        } else {
+            quote!(&ctx,)
+        });
+    }
+    for (state, field) in eval.states.iter().zip(&fields) {
+        call_args.extend(match state.kind {
+            StateKind::Value => quote!(&mut #field,),
+            StateKind::List | StateKind::Map => quote!(#field,),
+        });
+    }
+    let mut scalar = 0usize;
+    for (i, arg) in eval.args.iter().enumerate() {
+        let param = &arg.param;
+        let ty = types::with_lifetimes(&param.ty, "'_");
+        let name = &param.sql_name;
+        let input = format_ident!("arg{i}");
+        let reader = quote_spanned!(param.ty.span()=> __udf::reader::<#ty>);
+        if arg.table.is_some() {
+            setup.extend(quote! {
+                let #input = match call.table {
+                    ::core::option::Option::Some(column) => #reader(column, #name)?,
+                    ::core::option::Option::None => {
+                        return ::std::result::Result::Err(__udf::Error::msg("the table argument is missing"));
+                    }
+                };
+            });
+            call_args.extend(quote!(__udf::ArgReader::get(&#input.reader, row)?,));
+        } else {
+            setup.extend(quote!(let #input = #reader(&self.setup.scalars[#scalar], #name)?;));
+            call_args.extend(quote!(__udf::ArgReader::get(&#input.reader, 0)?,));
+            scalar += 1;
+        }
+    }
+
+    let load: TokenStream = eval
+        .states
+        .iter()
+        .zip(&fields)
+        .map(|(state, field)| match state.kind {
+            StateKind::Value => quote!(let mut #field = self.#field.load(key, now);),
+            StateKind::List | StateKind::Map => quote!(let #field = self.#field.view(key, now);),
+        })
+        .collect();
+    let write_back: TokenStream = eval
+        .states
+        .iter()
+        .zip(&fields)
+        .zip(&indices)
+        .map(|((state, field), i)| {
+            let keep = match state.kind {
+                StateKind::Value => quote!(self.#field.store(key, #field, now)),
+                StateKind::List | StateKind::Map => quote!(self.#field.finish(key)),
+            };
+            quote! {
+                if ctx.is_cleared(#i) {
+                    self.#field.clear(key);
+                } else {
+                    #keep;
+                }
+            }
+        })
+        .collect();
+    let key = if stateful {
+        quote!(let key = call.keys[row] as usize;)
+    } else {
+        quote!()
+    };
+    let release = if stateful {
+        quote! {
+            if true #(&& self.#fields.is_absent(key))* {
+                call.released.push(key as u32);
+            }
+        }
+    } else {
+        quote!()
+    };
+    let unit = match &eval.output {
+        Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
+        None => quote!(__udf::UnitResult::into_result),
+    };
+    let emitted = quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>::new(&self.setup.output, call.chunk)?);
+
+    let lifecycle = lifecycle(def);
+
+    quote! {
+        const _: () = {
+            use ::udf_core::__private as __udf;
+
+            #checks
+
+            struct UdfProcessor {
+                function: ::std::sync::Arc<#self_ty>,
+                setup: __udf::ProcessorSetup,
+                #(#fields: #store_types,)*
+            }
+
+            impl __udf::Processor for UdfProcessor {
+                #[allow(unused_variables, unused_mut, clippy::needless_borrow)]
+                fn process(&mut self, call: &mut __udf::ProcessCall<'_>) -> __udf::Result<(), __udf::Error> {
+                    let this: &#self_ty = &self.function;
+                    let now = call.now;
+                    #setup
+                    let mut emitted = #emitted;
+                    for row in 0..call.rows {
+                        call.row = row;
+                        #key
+                        let mut ctx = __udf::Context::new(&self.setup.info);
+                        #load
+                        #unit(#target::#method(#this_arg #call_args &mut emitted.collector(row)))?;
+                        if let ::core::option::Option::Some(error) = ctx.take_error() {
+                            return ::std::result::Result::Err(error);
+                        }
+                        #write_back
+                        #release
+                        if let ::core::option::Option::Some(error) = emitted.take_error() {
+                            return ::std::result::Result::Err(error);
+                        }
+                        if emitted.len() >= call.chunk {
+                            __udf::hand_over(&mut emitted, &mut *call.sink)?;
+                        }
+                    }
+                    __udf::hand_over(&mut emitted, &mut *call.sink)
+                }
+
+                fn key_is_empty(&self, key: usize) -> bool {
+                    true #(&& self.#fields.is_absent(key))*
+                }
+
+                fn state_entries(&self) -> usize {
+                    0 #(+ self.#fields.len())*
+                }
+            }
+
+            impl __udf::ProcessTableFunction for #self_ty {
+                fn spec(&self) -> __udf::FunctionSpec {
+                    __udf::FunctionSpec::new(#sql_name, __udf::FunctionKind::ProcessTable)
+                        .description(#description)
+                        .signature(
+                            __udf::Signature::new("eval")
+                                #(.arg(#arg_specs))*
+                                .output(__udf::output_spec::<#row_ty>(#output_hint))
+                        )
+                        #(.state(#state_specs))*
+                }
+
+                #lifecycle
+
+                fn processor(
+                    self: ::std::sync::Arc<Self>,
+                    setup: __udf::ProcessorSetup,
+                ) -> __udf::Result<::std::boxed::Box<dyn __udf::Processor>, __udf::Error> {
+                    let spec = __udf::ProcessTableFunction::spec(&*self);
+                    ::std::result::Result::Ok(::std::boxed::Box::new(UdfProcessor {
+                        #(#fields: #store_new(&spec.state[#indices]),)*
+                        function: self,
+                        setup,
+                    }))
+                }
+            }
+
+            impl __udf::UserFunction for #self_ty {
+                fn into_function(self) -> __udf::Function {
+                    __udf::Function::Process(::std::sync::Arc::new(self))
+                }
+            }
+        };
+    }
+}
+
+/// `instantiate`/`open`/`close` for a function with `open` or `close`.
+fn lifecycle(def: &PtfDef) -> TokenStream {
+    let Some(anchor) = def.open.as_ref().or(def.close.as_ref()) else {
+        return quote!();
+    };
+    let self_ty = &def.self_ty;
+    let instantiate = quote_spanned! {anchor.span()=>
+        fn instantiate(&self) -> ::core::option::Option<::std::boxed::Box<dyn __udf::ProcessTableFunction>> {
+            ::core::option::Option::Some(::std::boxed::Box::new(<#self_ty as ::core::clone::Clone>::clone(self)))
+        }
+    };
+    let open = def.open.as_ref().map(|method| {
+        quote! {
+            fn open(&mut self, context: &__udf::FunctionContext) -> __udf::Result<(), __udf::Error> {
+                __udf::UnitResult::into_result(<#self_ty>::#method(self, context))
+            }
+        }
+    });
+    let close = def.close.as_ref().map(|method| {
+        quote! {
+            fn close(&mut self) {
+                <#self_ty>::#method(self)
+            }
+        }
+    });
+    quote!(#instantiate #open #close)
+}

@@ -1,0 +1,191 @@
+//! `#[ptf]`: process table functions, on a `fn` or on an `impl` block with one `eval`
+//! (and optional `open`/`close`). Parse → model (model.rs) → check (check.rs) → expand
+//! (expand.rs).
+
+mod check;
+mod expand;
+mod model;
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use syn::{Ident, ImplItem, Item, Type};
+
+use crate::attr::{self, FunctionOptions};
+use crate::ctxt::Ctxt;
+use crate::eval::{check_lifecycle, item_keyword};
+use crate::signature::Receiver;
+use model::PtfEval;
+
+const MACRO: &str = "ptf";
+
+/// The model of one process table function.
+pub struct PtfDef {
+    pub self_ty: Type,
+    pub sql_name: String,
+    pub description: String,
+    pub eval: PtfEval,
+    pub open: Option<Ident>,
+    pub close: Option<Ident>,
+}
+
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let options = FunctionOptions::parse(MACRO, &["name"], args, &cx);
+    let item = match syn::parse2::<Item>(input) {
+        Ok(item) => item,
+        Err(error) => return error.to_compile_error(),
+    };
+    match item {
+        Item::Fn(function) => from_fn(function, options, cx),
+        Item::Impl(block) => from_impl(block, options, cx),
+        other => {
+            let error = syn::Error::new_spanned(
+                item_keyword(&other),
+                "#[ptf] goes on a `fn` or on the `impl` block of a function type",
+            );
+            let mut tokens = other.into_token_stream();
+            tokens.extend(error.to_compile_error());
+            tokens
+        }
+    }
+}
+
+fn finish(def: Option<PtfDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
+    if let Some(def) = &def {
+        check::check(def, &cx);
+    }
+    match (cx.check(), def) {
+        (Ok(()), Some(def)) => {
+            let generated = expand::expand(&def);
+            quote!(#item #generated)
+        }
+        (Err(error), _) => {
+            let mut tokens = item;
+            tokens.extend(error.to_compile_error());
+            tokens
+        }
+        (Ok(()), None) => item,
+    }
+}
+
+/// `fn name(...)` becomes `struct name;` with the function as `name::eval`.
+fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> TokenStream {
+    let mut eval = PtfEval::parse(&mut function.sig, &mut function.attrs, Receiver::None, &cx);
+    eval.ident = Ident::new("eval", function.sig.ident.span());
+    let ident = function.sig.ident.clone();
+    let def = PtfDef {
+        self_ty: syn::parse_quote!(#ident),
+        sql_name: options.name.as_ref().map_or_else(
+            || ident.to_string().trim_start_matches("r#").to_owned(),
+            syn::LitStr::value,
+        ),
+        description: attr::doc_text(&function.attrs),
+        eval,
+        open: None,
+        close: None,
+    };
+    let docs: Vec<_> = function
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    let vis = &function.vis;
+    let mut method = function.clone();
+    method.sig.ident = Ident::new("eval", ident.span());
+    method.attrs.retain(|a| !a.path().is_ident("doc"));
+    let item = quote! {
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident;
+
+        impl #ident {
+            #method
+        }
+    };
+    finish(Some(def), item, cx)
+}
+
+fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> TokenStream {
+    if let Some((_, path, _)) = &block.trait_ {
+        cx.error_spanned_by(
+            path,
+            "#[ptf] goes on an inherent `impl` block, not a trait impl",
+        );
+    }
+    if !block.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &block.generics,
+            "a function type cannot be generic: register one concrete type per SQL function",
+        );
+    }
+    let self_ty = (*block.self_ty).clone();
+    let type_name = match &self_ty {
+        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    let Some(type_name) = type_name else {
+        cx.error_spanned_by(&self_ty, "#[ptf] needs an `impl` of a named type");
+        return finish(None, block.into_token_stream(), cx);
+    };
+
+    let mut eval = None;
+    let (mut open, mut close) = (None, None);
+    for item in &mut block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let name = method.sig.ident.to_string();
+        if name == "eval" || name.starts_with("eval_") {
+            let parsed = PtfEval::parse(&mut method.sig, &mut method.attrs, Receiver::Ref, &cx);
+            if eval.is_some() {
+                cx.error_spanned_by(
+                    &method.sig.ident,
+                    "a process table function has one `eval`: it cannot be overloaded",
+                );
+            } else {
+                eval = Some(parsed);
+            }
+            continue;
+        }
+        for name in [attr::DATA_TYPE, attr::ARGUMENT, attr::STATE] {
+            for misplaced in attr::take(&mut method.attrs, name) {
+                cx.error_spanned_by(
+                    misplaced,
+                    format!("#[{name}] is only allowed on `eval` and its parameters"),
+                );
+            }
+        }
+        match name.as_str() {
+            "open" => {
+                check_lifecycle(
+                    &method.sig,
+                    true,
+                    1,
+                    "fn open(&mut self, context: &FunctionContext) -> Result<()>",
+                    &cx,
+                );
+                open = Some(method.sig.ident.clone());
+            }
+            "close" => {
+                check_lifecycle(&method.sig, true, 0, "fn close(&mut self)", &cx);
+                close = Some(method.sig.ident.clone());
+            }
+            _ => {}
+        }
+    }
+    let Some(eval) = eval else {
+        cx.error_spanned_by(
+            &block.self_ty,
+            "no evaluation method: a #[ptf] impl needs a method named `eval`",
+        );
+        return finish(None, block.into_token_stream(), cx);
+    };
+    let def = PtfDef {
+        self_ty,
+        sql_name: options.name.as_ref().map_or(type_name, syn::LitStr::value),
+        description: attr::doc_text(&block.attrs),
+        eval,
+        open,
+        close,
+    };
+    finish(Some(def), block.into_token_stream(), cx)
+}

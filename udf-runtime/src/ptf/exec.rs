@@ -1,0 +1,455 @@
+//! `ProcessTableFunctionExec`: one virtual processor per output partition.
+//!
+//! Set semantics with PARTITION BY: the input is hash-partitioned by the keys into the
+//! session's target partitions, so equal keys meet in one processor (rule 19). Without
+//! PARTITION BY one processor sees everything; row semantics keep the input's partitions.
+//! Each processor calls `eval` row by row in input order, with typed state per key slot.
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray};
+use datafusion::arrow::compute::BatchCoalescer;
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Fields, SchemaRef};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
+    InputDistributionRequirements, PlanProperties,
+};
+use futures::StreamExt;
+use udf_core::ptf::{
+    CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, TableSemantics,
+};
+use udf_core::types::DataType;
+use udf_core::{ArgColumn, Semantics};
+
+use super::call::PtfCall;
+use super::clock::SessionClock;
+use super::keys::KeyTable;
+use super::node::describe;
+use super::output::OutputSink;
+use crate::sql::lifecycle;
+
+#[derive(Debug)]
+pub struct PtfExec {
+    input: Arc<dyn ExecutionPlan>,
+    call: PtfCall,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    row: Vec<Arc<dyn PhysicalExpr>>,
+    schema: SchemaRef,
+    properties: Arc<PlanProperties>,
+}
+
+/// How rows reach the processors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Routing {
+    /// By a hash of the PARTITION BY keys.
+    ByKey,
+    /// All to one processor (no PARTITION BY, or no table).
+    Single,
+    /// Where they are (row semantics).
+    AsIs,
+}
+
+impl PtfExec {
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        call: PtfCall,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        row: Vec<Arc<dyn PhysicalExpr>>,
+        schema: SchemaRef,
+    ) -> Self {
+        let routing = routing(&call, &keys);
+        let partitions = match routing {
+            Routing::Single => 1,
+            Routing::ByKey | Routing::AsIs => input.output_partitioning().partition_count(),
+        };
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(partitions),
+            EmissionType::Incremental,
+            input.boundedness(),
+        ));
+        PtfExec {
+            input,
+            call,
+            keys,
+            row,
+            schema,
+            properties,
+        }
+    }
+
+    fn routing(&self) -> Routing {
+        routing(&self.call, &self.keys)
+    }
+}
+
+fn routing(call: &PtfCall, keys: &[Arc<dyn PhysicalExpr>]) -> Routing {
+    match &call.table {
+        Some(table) if table.semantics == Semantics::Row => Routing::AsIs,
+        Some(_) if !keys.is_empty() => Routing::ByKey,
+        _ => Routing::Single,
+    }
+}
+
+impl DisplayAs for PtfExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let processors = self.properties.output_partitioning().partition_count();
+        let routing = match self.routing() {
+            Routing::ByKey => "rows routed by key hash",
+            Routing::Single => "one processor",
+            Routing::AsIs => "rows processed where they are",
+        };
+        write!(
+            f,
+            "ProcessTableFunctionExec: {} processors={processors} ({routing})",
+            describe(&self.call)
+        )
+    }
+}
+
+impl ExecutionPlan for PtfExec {
+    fn name(&self) -> &str {
+        "ProcessTableFunctionExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn input_distribution_requirements(&self) -> InputDistributionRequirements {
+        let distribution = match self.routing() {
+            Routing::ByKey => Distribution::KeyPartitioned(self.keys.clone()),
+            Routing::Single => Distribution::SinglePartition,
+            Routing::AsIs => Distribution::UnspecifiedDistribution,
+        };
+        InputDistributionRequirements::new(vec![distribution])
+    }
+
+    /// Each processor sees its rows in input order (rule 32 with one processor).
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![self.routing() == Routing::ByKey]
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        apply_expression_roots(self.keys.iter().chain(&self.row), f)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return internal_err!("ProcessTableFunctionExec takes one input");
+        }
+        Ok(Arc::new(PtfExec::new(
+            children.swap_remove(0),
+            self.call.clone(),
+            self.keys.clone(),
+            self.row.clone(),
+            self.schema.clone(),
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, context.clone())?;
+        let input_schema = self.input.schema();
+        let key_types = self
+            .keys
+            .iter()
+            .map(|k| k.data_type(&input_schema))
+            .collect::<Result<Vec<_>>>()?;
+        let row_fields: Fields = self
+            .row
+            .iter()
+            .zip(self.call.table.iter().flat_map(|t| &t.row_names))
+            .map(|(expr, name)| {
+                Ok(Field::new(
+                    name,
+                    expr.data_type(&input_schema)?,
+                    expr.nullable(&input_schema)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?
+            .into();
+        let instance = Instance::open(&self.call, context.session_config().options())?;
+        let info = Arc::new(call_info(&self.call, &row_fields)?);
+        let scalars = self
+            .call
+            .scalars
+            .iter()
+            .map(|value| Ok(ArgColumn::scalar(value.to_array_of_size(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let processor = instance
+            .function()
+            .processor(ProcessorSetup {
+                output: self.call.row_type.clone(),
+                scalars,
+                info,
+            })
+            .map_err(|e| DataFusionError::Execution(format!("`{}`: {e}", self.call.name)))?;
+        let batch_size = context.session_config().batch_size();
+        let driver = Driver {
+            call: self.call.clone(),
+            keys: self.keys.clone(),
+            row: self.row.clone(),
+            row_fields,
+            prefix: prefix_of(&self.call),
+            schema: self.schema.clone(),
+            key_table: KeyTable::new(&key_types)?,
+            clock: SessionClock::of(context.session_config()),
+            batch_size,
+            coalescer: BatchCoalescer::new(self.schema.clone(), batch_size),
+            processor,
+            _instance: instance,
+        };
+        let stream = futures::stream::unfold(
+            (Some(input), driver),
+            |(mut input, mut driver)| async move {
+                loop {
+                    if let Some(batch) = driver.coalescer.next_completed_batch() {
+                        return Some((Ok(batch), (input, driver)));
+                    }
+                    let stream = input.as_mut()?;
+                    match stream.next().await {
+                        Some(Ok(batch)) => {
+                            if let Err(error) = driver.push(&batch) {
+                                return Some((Err(error), (None, driver)));
+                            }
+                        }
+                        Some(Err(error)) => return Some((Err(error), (None, driver))),
+                        None => {
+                            input = None;
+                            if let Err(error) = driver.coalescer.finish_buffered_batch() {
+                                return Some((Err(error.into()), (None, driver)));
+                            }
+                        }
+                    }
+                }
+            },
+        );
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            stream,
+        )))
+    }
+}
+
+/// Which input columns precede the function's in the output.
+#[derive(Clone, Copy)]
+enum Prefix {
+    None,
+    Keys,
+    AllColumns,
+}
+
+fn prefix_of(call: &PtfCall) -> Prefix {
+    match &call.table {
+        Some(table) if table.pass_through => Prefix::AllColumns,
+        Some(table) if table.semantics == Semantics::Set => Prefix::Keys,
+        _ => Prefix::None,
+    }
+}
+
+/// What `Context::table_semantics_for` reports.
+fn call_info(call: &PtfCall, row_fields: &Fields) -> Result<CallInfo> {
+    let tables = match &call.table {
+        Some(table) => {
+            let data_type = DataType::from_arrow(&ArrowType::Struct(row_fields.clone()))
+                .map_err(|e| DataFusionError::Plan(format!("`{}`: {e}", call.name)))?
+                .not_null();
+            vec![TableSemantics {
+                name: table.name.clone(),
+                data_type,
+                partition_by_columns: table.key_positions.clone(),
+                order_by_columns: Vec::new(),
+                time_column: None,
+            }]
+        }
+        None => Vec::new(),
+    };
+    Ok(CallInfo {
+        function: call.name.clone(),
+        tables,
+        state: call.spec.state.iter().map(|s| s.name.clone()).collect(),
+    })
+}
+
+/// One processor at work.
+struct Driver {
+    call: PtfCall,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    row: Vec<Arc<dyn PhysicalExpr>>,
+    row_fields: Fields,
+    prefix: Prefix,
+    schema: SchemaRef,
+    key_table: KeyTable,
+    clock: Arc<dyn udf_core::ptf::ProcessingClock>,
+    batch_size: usize,
+    coalescer: BatchCoalescer,
+    processor: Box<dyn Processor>,
+    /// Keeps the opened instance (closed when the processor is done).
+    _instance: Instance,
+}
+
+impl Driver {
+    /// Calls `eval` for every row of `batch`.
+    fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let evaluate = |exprs: &[Arc<dyn PhysicalExpr>]| {
+            exprs
+                .iter()
+                .map(|e| e.evaluate(batch)?.into_array(rows))
+                .collect::<Result<Vec<ArrayRef>>>()
+        };
+        let keys = evaluate(&self.keys)?;
+        let slots = if self.call.stateful() {
+            self.key_table.slots(&keys, rows)?
+        } else {
+            Vec::new()
+        };
+        let table = match &self.call.table {
+            Some(_) => Some(ArgColumn::array(Arc::new(StructArray::try_new(
+                self.row_fields.clone(),
+                evaluate(&self.row)?,
+                None,
+            )?))),
+            None => None,
+        };
+        let prefix: Vec<ArrayRef> = match self.prefix {
+            Prefix::None => Vec::new(),
+            Prefix::Keys => keys,
+            Prefix::AllColumns => batch.columns().to_vec(),
+        };
+        let mut sink = OutputSink {
+            prefix: &prefix,
+            row_is_struct: self.call.row_is_struct(),
+            schema: &self.schema,
+            batches: Vec::new(),
+        };
+        let mut released = Vec::new();
+        let mut call = ProcessCall {
+            table: table.as_ref(),
+            rows,
+            keys: &slots,
+            released: &mut released,
+            now: self.clock.now_millis(),
+            row: 0,
+            chunk: self.batch_size,
+            sink: &mut sink,
+        };
+        let processor = &mut self.processor;
+        let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
+        let row = call.row;
+        let message = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(format!("failed: {error}")),
+            Err(panic) => Some(format!(
+                "panicked: {}",
+                udf_core::panic_message(panic.as_ref())
+            )),
+        };
+        if let Some(message) = message {
+            let values = describe_input_row(table.as_ref(), row);
+            return exec_err!(
+                "process table function `{}` {message} (row {row} of the batch{values})",
+                self.call.name
+            );
+        }
+        for batch in std::mem::take(&mut sink.batches) {
+            self.coalescer.push_batch(batch)?;
+        }
+        released.sort_unstable();
+        released.dedup();
+        for slot in released {
+            if self.processor.key_is_empty(slot as usize) {
+                self.key_table.release(slot);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `, input: (a, 1)` for the row being processed.
+fn describe_input_row(table: Option<&ArgColumn>, row: usize) -> String {
+    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+    let Some(table) = table else {
+        return String::new();
+    };
+    let options = FormatOptions::default().with_null("NULL");
+    match ArrayFormatter::try_new(table.values(), &options) {
+        Ok(formatter) if row < table.values().len() => {
+            format!(", input row: {}", formatter.value(row))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The function instance of one processor: the registered one, or — with `open`/`close` —
+/// its own copy, opened with the query's job parameters and closed when dropped.
+enum Instance {
+    Shared(Arc<dyn ProcessTableFunction>),
+    Opened(Arc<dyn ProcessTableFunction>),
+}
+
+impl Instance {
+    fn open(call: &PtfCall, options: &datafusion::config::ConfigOptions) -> Result<Instance> {
+        match call.function.instantiate() {
+            None => Ok(Instance::Shared(call.function.clone())),
+            Some(mut instance) => {
+                lifecycle::open(&call.name, options, &call.metrics, |context| {
+                    instance.open(context)
+                })
+                .map_err(DataFusionError::Execution)?;
+                Ok(Instance::Opened(Arc::from(instance)))
+            }
+        }
+    }
+
+    fn function(&self) -> Arc<dyn ProcessTableFunction> {
+        match self {
+            Instance::Shared(f) | Instance::Opened(f) => f.clone(),
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Instance::Opened(function) = self
+            && let Some(function) = Arc::get_mut(function)
+        {
+            lifecycle::close(|| function.close());
+        }
+    }
+}
+
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Instance")
+    }
+}

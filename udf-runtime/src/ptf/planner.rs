@@ -1,0 +1,435 @@
+//! Binding a PTF call in FROM to its signature:
+//!
+//! ```sql
+//! SELECT * FROM Counter(input => TABLE t PARTITION BY k, threshold => 5, uid => 'counter')
+//! SELECT * FROM Counter(TABLE (SELECT k, v FROM t) PARTITION BY (k, v), 5)
+//! SELECT * FROM AdditionFunction(1, 2)
+//! ```
+//!
+//! Positional arguments first, then named ones (names ignore case). Every PTF also takes
+//! `uid`. Scalar arguments must be constant; they are evaluated and cast here, once.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::Schema;
+use datafusion::common::{Column, DFSchema, Result, ScalarValue, plan_datafusion_err, plan_err};
+use datafusion::execution::context::ExecutionProps;
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::logical_expr::planner::RelationPlannerContext;
+use datafusion::logical_expr::{EmptyRelation, Expr, ExprSchemable, Extension, LogicalPlan, cast};
+use datafusion::physical_expr::create_physical_expr;
+use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, FunctionArg, FunctionArgExpr, TableFactor};
+use udf_core::ptf::ProcessTableFunction;
+use udf_core::types::{DataType, TypeKind};
+use udf_core::{ArgSpec, ArgType, FunctionSpec, Metrics, OutputType, Semantics, TableArg};
+
+use super::call::{PtfCall, TableBinding};
+use super::node::PtfNode;
+use crate::sql::set_semantics::{TableArgument, table_argument};
+
+/// System arguments every PTF takes.
+const UID: &str = "uid";
+const ON_TIME: &str = "on_time";
+
+/// A PTF call to bind.
+pub struct PtfArguments<'a> {
+    pub name: &'a str,
+    pub spec: &'a Arc<FunctionSpec>,
+    pub function: &'a Arc<dyn ProcessTableFunction>,
+    pub metrics: &'a Metrics,
+}
+
+/// One argument as written, before binding.
+enum Given {
+    Table(TableArgument),
+    Value(Box<SqlExpr>),
+}
+
+impl PtfArguments<'_> {
+    /// The plan of the call: its node over the table argument (or over one empty row).
+    pub fn plan(
+        &self,
+        args: &[FunctionArg],
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<LogicalPlan> {
+        let name = self.name;
+        let signature = &self.spec.signatures[0];
+        let declared = &signature.args;
+        let mut bound: Vec<Option<Given>> = declared.iter().map(|_| None).collect();
+        let mut uid = None;
+        let mut positional = 0;
+        let mut named_seen = false;
+        for arg in args {
+            let (arg_name, value) = match arg {
+                FunctionArg::Named { name, arg, .. } => (Some(name.value.clone()), arg),
+                FunctionArg::ExprNamed {
+                    name: SqlExpr::Identifier(name),
+                    arg,
+                    ..
+                } => (Some(name.value.clone()), arg),
+                FunctionArg::ExprNamed { name: other, .. } => {
+                    return plan_err!("`{other}` is not an argument name of `{name}`");
+                }
+                FunctionArg::Unnamed(arg) => (None, arg),
+            };
+            let FunctionArgExpr::Expr(value) = value else {
+                return plan_err!("`{name}` takes tables and values as arguments, not `{value}`");
+            };
+            let given = match table_argument(value) {
+                Some(table) => Given::Table(table),
+                None => Given::Value(Box::new(value.clone())),
+            };
+            let index = match &arg_name {
+                None => {
+                    if named_seen {
+                        return plan_err!(
+                            "positional arguments of `{name}` come before named ones"
+                        );
+                    }
+                    positional += 1;
+                    if positional > declared.len() {
+                        return plan_err!(
+                            "`{name}` takes {} arguments, but more were given; its signature: {}",
+                            declared.len(),
+                            signature.display(name)
+                        );
+                    }
+                    positional - 1
+                }
+                Some(arg_name) => {
+                    named_seen = true;
+                    if arg_name.eq_ignore_ascii_case(UID) {
+                        uid = Some(self.uid(given, context)?);
+                        continue;
+                    }
+                    if arg_name.eq_ignore_ascii_case(ON_TIME) {
+                        return plan_err!(
+                            "`{name}`: `on_time` (event time and timers) is not supported yet"
+                        );
+                    }
+                    match declared
+                        .iter()
+                        .position(|a| a.name.eq_ignore_ascii_case(arg_name))
+                    {
+                        Some(index) => index,
+                        None => {
+                            let names: Vec<&str> =
+                                declared.iter().map(|a| a.name.as_str()).collect();
+                            return plan_err!(
+                                "`{name}` has no argument named `{arg_name}`; its arguments are {}, and every PTF takes `uid`",
+                                if names.is_empty() {
+                                    "none".to_owned()
+                                } else {
+                                    names.join(", ")
+                                }
+                            );
+                        }
+                    }
+                }
+            };
+            if bound[index].is_some() {
+                return plan_err!(
+                    "argument `{}` of `{name}` is given twice",
+                    declared[index].name
+                );
+            }
+            bound[index] = Some(given);
+        }
+
+        let mut scalars = Vec::new();
+        let mut table = None;
+        let mut input = None;
+        for (spec, given) in declared.iter().zip(bound) {
+            match (&spec.ty, given) {
+                (ArgType::Table(traits), Some(Given::Table(argument))) => {
+                    let (plan, binding) = self.bind_table(spec, traits, argument, context)?;
+                    input = Some(plan);
+                    table = Some(binding);
+                }
+                (ArgType::Table(_), Some(Given::Value(value))) => {
+                    return plan_err!(
+                        "argument `{}` of `{name}` is a table: pass `TABLE t` (with PARTITION BY for set semantics), not `{value}`",
+                        spec.name
+                    );
+                }
+                (ArgType::Table(_), None) => {
+                    return plan_err!(
+                        "`{name}` needs its table argument `{}`: `{name}({} => TABLE t ...)`",
+                        spec.name,
+                        spec.name
+                    );
+                }
+                (_, Some(Given::Table(_))) => {
+                    return plan_err!(
+                        "argument `{}` of `{name}` is a scalar value, not a table",
+                        spec.name
+                    );
+                }
+                (_, Some(Given::Value(value))) => {
+                    scalars.push(self.constant(spec, *value, context)?);
+                }
+                (_, None) if spec.optional => scalars.push(null_of(spec)?),
+                (_, None) => {
+                    return plan_err!(
+                        "`{name}` needs argument `{}`; its signature: {}",
+                        spec.name,
+                        signature.display(name)
+                    );
+                }
+            }
+        }
+
+        let OutputType::Fixed(row_type) = signature.output.clone() else {
+            return plan_err!("`{name}` has no fixed row type");
+        };
+        let input = match input {
+            Some(plan) => plan,
+            // Without a table, `eval` runs once: over one row without columns.
+            None => LogicalPlan::EmptyRelation(EmptyRelation {
+                produce_one_row: true,
+                schema: Arc::new(DFSchema::empty()),
+            }),
+        };
+        let call = PtfCall {
+            name: name.to_owned(),
+            spec: self.spec.clone(),
+            function: self.function.clone(),
+            metrics: self.metrics.clone(),
+            scalars,
+            table,
+            row_type,
+            uid,
+        };
+        let node = PtfNode::try_new(input, call)?;
+        Ok(LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        }))
+    }
+
+    /// `uid => 'name'`: Flink's format for state identifiers.
+    fn uid(&self, given: Given, context: &mut dyn RelationPlannerContext) -> Result<String> {
+        let name = self.name;
+        let Given::Value(value) = given else {
+            return plan_err!("`uid` of `{name}` is a string, not a table");
+        };
+        let uid_spec = ArgSpec::new(UID, ArgType::Typed(DataType::string()));
+        match self.constant(&uid_spec, *value, context)? {
+            ScalarValue::Utf8(Some(uid)) if valid_uid(&uid) => Ok(uid),
+            other => plan_err!(
+                "`uid` of `{name}` must be a string of letters, digits, `-` and `_` that does not start with a digit, not {other}"
+            ),
+        }
+    }
+
+    /// A scalar argument: a constant expression, evaluated and cast to the parameter type.
+    fn constant(
+        &self,
+        spec: &ArgSpec,
+        value: SqlExpr,
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<ScalarValue> {
+        let name = self.name;
+        let not_constant = |detail: String| {
+            plan_datafusion_err!(
+                "argument `{}` of `{name}` must be a constant: {detail}",
+                spec.name
+            )
+        };
+        let empty = DFSchema::empty();
+        let expr = context
+            .sql_to_expr(value, &empty)
+            .map_err(|e| not_constant(e.to_string()))?;
+        if !expr.column_refs().is_empty() || expr.is_volatile() {
+            return Err(not_constant(format!("`{expr}` is not")));
+        }
+        let target = match &spec.ty {
+            ArgType::Typed(t) => Some(t),
+            _ => None,
+        };
+        let expr = match target {
+            Some(t) if expr.get_type(&empty)? != t.to_arrow() => cast(expr, t.to_arrow()),
+            _ => expr,
+        };
+        let physical = create_physical_expr(
+            &expr,
+            &empty,
+            &ExecutionProps::new(),
+            &PhysicalPlanningContext::default(),
+        )?;
+        let batch = RecordBatch::try_new_with_options(
+            Arc::new(Schema::empty()),
+            vec![],
+            &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(1)),
+        )?;
+        let value = match physical.evaluate(&batch)? {
+            datafusion::logical_expr::ColumnarValue::Scalar(value) => value,
+            datafusion::logical_expr::ColumnarValue::Array(array) => {
+                ScalarValue::try_from_array(&array, 0)?
+            }
+        };
+        if value.is_null() && !spec.ty.nullable() {
+            return plan_err!(
+                "argument `{}` of `{name}` is NULL, but its Rust type is not an `Option`",
+                spec.name
+            );
+        }
+        Ok(value)
+    }
+
+    /// The table argument: its plan, PARTITION BY keys and the row the function reads.
+    fn bind_table(
+        &self,
+        spec: &ArgSpec,
+        traits: &TableArg,
+        argument: TableArgument,
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<(LogicalPlan, TableBinding)> {
+        let name = self.name;
+        let arg = &spec.name;
+        if argument.has_order_by {
+            return plan_err!(
+                "`{name}`: ORDER BY on table argument `{arg}` needs event time, which is not supported yet"
+            );
+        }
+        match traits.semantics {
+            Semantics::Row if !argument.partition_by.is_empty() => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` has row semantics: each row is processed on its own, so it takes no PARTITION BY"
+                );
+            }
+            Semantics::Set if argument.partition_by.is_empty() && !traits.optional_partition_by => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` has set semantics: pass it with PARTITION BY, e.g. `{arg} => TABLE t PARTITION BY k`"
+                );
+            }
+            _ => {}
+        }
+        if traits.require_on_time {
+            return plan_err!(
+                "table argument `{arg}` of `{name}` requires a time attribute (`on_time`), which is not supported yet"
+            );
+        }
+        let input = context.plan(TableFactor::Derived {
+            lateral: false,
+            subquery: argument.query,
+            alias: None,
+            sample: None,
+        })?;
+        let schema = input.schema().clone();
+        let keys = argument
+            .partition_by
+            .into_iter()
+            .map(|expr| {
+                let shown = expr.to_string();
+                match context.sql_to_expr(expr, &schema)? {
+                    key @ Expr::Column(_) => Ok(key),
+                    _ => plan_err!(
+                        "PARTITION BY of `{arg}` in `{name}` takes columns of the table, not `{shown}`"
+                    ),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let key_columns: Vec<&Column> = keys
+            .iter()
+            .filter_map(|k| match k {
+                Expr::Column(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+
+        // The function's row: the table's columns as they are, or the declared type's
+        // fields matched by name and cast.
+        let (row, row_names) = match &traits.row {
+            None => {
+                let columns = schema.columns();
+                let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+                (columns.into_iter().map(Expr::Column).collect(), names)
+            }
+            Some(DataType {
+                kind: TypeKind::Row(fields),
+                ..
+            }) => {
+                let mut row = Vec::with_capacity(fields.len());
+                for field in fields {
+                    let Some((qualifier, column)) = schema
+                        .iter()
+                        .find(|(_, f)| f.name().eq_ignore_ascii_case(&field.name))
+                    else {
+                        let names: Vec<&String> =
+                            schema.fields().iter().map(|f| f.name()).collect();
+                        return plan_err!(
+                            "table argument `{arg}` of `{name}` is read as {}, but the table has no column `{}` (its columns: {})",
+                            traits.row.as_ref().expect("matched"),
+                            field.name,
+                            names
+                                .iter()
+                                .map(|n| n.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    };
+                    let expr = Expr::Column(Column::from((qualifier, column)));
+                    let target = field.data_type.to_arrow();
+                    row.push(if column.data_type() == &target {
+                        expr
+                    } else {
+                        cast(expr, target)
+                    });
+                }
+                (row, fields.iter().map(|f| f.name.clone()).collect())
+            }
+            Some(other) => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` must be read as a ROW type, not {other}"
+                );
+            }
+        };
+        let key_positions = key_columns
+            .iter()
+            .filter_map(|key| match &traits.row {
+                None => schema.index_of_column(key).ok(),
+                Some(_) => row_names
+                    .iter()
+                    .position(|n: &String| n.eq_ignore_ascii_case(&key.name)),
+            })
+            .collect();
+        let binding = TableBinding {
+            name: arg.clone(),
+            semantics: traits.semantics,
+            keys,
+            row,
+            row_names,
+            key_positions,
+            pass_through: traits.pass_columns_through,
+        };
+        Ok((input, binding))
+    }
+}
+
+/// NULL of an omitted optional argument's type.
+fn null_of(spec: &ArgSpec) -> Result<ScalarValue> {
+    match &spec.ty {
+        ArgType::Typed(t) => Ok(ScalarValue::try_from(&t.to_arrow())?),
+        _ => Ok(ScalarValue::Null),
+    }
+}
+
+/// Flink's uid format: `^[a-zA-Z_][a-zA-Z-_0-9]*$`.
+fn valid_uid(uid: &str) -> bool {
+    let mut chars = uid.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uids_follow_flinks_format() {
+        assert!(super::valid_uid("counter_1"));
+        assert!(super::valid_uid("_a-b"));
+        assert!(!super::valid_uid("1counter"));
+        assert!(!super::valid_uid("a b"));
+        assert!(!super::valid_uid(""));
+    }
+}
