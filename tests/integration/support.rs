@@ -114,6 +114,19 @@ pub fn strs(values: &[Option<&str>]) -> Vec<Value> {
         .collect()
 }
 
+/// The names of a query's result columns.
+pub async fn column_names(session: &Session, sql: &str) -> Vec<String> {
+    let df = session
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}\n{e}"));
+    df.schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect()
+}
+
 /// The SQL types of a query's result columns, as text.
 pub async fn column_types(session: &Session, sql: &str) -> Vec<String> {
     let df = session

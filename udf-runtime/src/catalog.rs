@@ -77,6 +77,8 @@ pub struct FunctionInfo {
     pub constant_folding: bool,
     pub capabilities: Capabilities,
     pub description: Option<String>,
+    /// State entries of a process table function: `name Type [ROW<..>] [TTL ..]`.
+    pub state: Vec<String>,
 }
 
 impl FunctionInfo {
@@ -89,6 +91,7 @@ impl FunctionInfo {
             constant_folding: entry.spec.constant_folding,
             capabilities: entry.spec.capabilities,
             description: entry.spec.description.clone(),
+            state: entry.spec.state.iter().map(ToString::to_string).collect(),
         }
     }
 }
@@ -112,6 +115,9 @@ impl fmt::Display for FunctionInfo {
         f.write_str(")")?;
         for signature in &self.signatures {
             write!(f, "\n  {signature}")?;
+        }
+        for state in &self.state {
+            write!(f, "\n  state {state}")?;
         }
         Ok(())
     }

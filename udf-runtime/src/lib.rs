@@ -15,7 +15,9 @@ mod sql;
 mod table_aggregate;
 
 pub use catalog::FunctionInfo;
-pub use dataframe::{FlatAggregate, GroupedDataFrame, JoinLateral};
+pub use dataframe::{
+    FlatAggregate, GroupedDataFrame, JoinLateral, PartitionedDataFrame, Process, ProcessTableCall,
+};
 pub use session::Session;
 pub use sql::config::JobParameters;
 pub use sql::lateral::TableFunctionCall;
@@ -26,6 +28,6 @@ pub use datafusion;
 
 /// `use udf_runtime::prelude::*;` — the session plus DataFusion's prelude.
 pub mod prelude {
-    pub use crate::{FlatAggregate, JoinLateral, Session};
+    pub use crate::{FlatAggregate, JoinLateral, Process, Session};
     pub use datafusion::prelude::*;
 }

@@ -15,6 +15,8 @@ use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
 use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
+use crate::dataframe::ProcessTableCall;
+use crate::ptf::clock::SessionClock;
 use crate::sql::async_config::AsyncConfig;
 use crate::sql::config::JobParameters;
 use crate::sql::dialect::UdfDialect;
@@ -28,6 +30,7 @@ use crate::sql::set_semantics::SetSemanticsPlanner;
 use crate::sql::table_aggregate::TableAggregateCall;
 use crate::sql::{set_option, statement};
 use crate::table_aggregate::EmitMode;
+use udf_core::ptf::ProcessingClock;
 
 /// An embedded SQL engine (DataFusion) with user-defined functions.
 ///
@@ -254,6 +257,33 @@ impl Session {
         table_aggregate_call(entry.name, entry.spec, &entry.function, args)
     }
 
+    /// A call of the registered process table function `name`, for
+    /// [`Process::process`](crate::Process::process); `args` are its scalar arguments by
+    /// position (more can be named with [`ProcessTableCall::arg`]).
+    pub fn process_table(
+        &self,
+        name: &str,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<ProcessTableCall> {
+        let entry = self
+            .catalog
+            .get(name)
+            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
+        process_table_call(entry.name, entry.spec, &entry.function, &self.metrics, args)
+    }
+
+    /// A call of a process table function that is not registered.
+    pub fn process_table_inline(
+        &self,
+        function: impl UserFunction,
+        args: impl IntoIterator<Item = Expr>,
+    ) -> Result<ProcessTableCall> {
+        let function = function.into_function();
+        let spec = Arc::new(function.spec());
+        let name = normalize(&spec.name);
+        process_table_call(name, spec, &function, &self.metrics, args)
+    }
+
     /// A call of a table aggregate that is not registered (Flink's `call(Top2.class, ...)`).
     pub fn table_aggregate_inline(
         &self,
@@ -344,9 +374,43 @@ impl Session {
         }
     }
 
+    /// The processing-time clock state TTL is measured on (the system clock by default);
+    /// tests pass a `udf_core::ptf::ManualClock` to make expiry deterministic.
+    pub fn set_processing_clock(&self, clock: Arc<dyn ProcessingClock>) {
+        let state = self.context.state_ref();
+        let mut state = state.write();
+        state
+            .config_mut()
+            .set_extension(Arc::new(SessionClock(clock)));
+    }
+
     /// Counters that functions registered through their `FunctionContext`.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+}
+
+fn process_table_call(
+    name: String,
+    spec: Arc<FunctionSpec>,
+    function: &Function,
+    metrics: &Metrics,
+    args: impl IntoIterator<Item = Expr>,
+) -> Result<ProcessTableCall> {
+    match function {
+        Function::Process(f) => Ok(ProcessTableCall {
+            name,
+            spec,
+            function: f.clone(),
+            metrics: metrics.clone(),
+            positional: args.into_iter().collect(),
+            named: Vec::new(),
+            uid: None,
+        }),
+        _ => plan_err!(
+            "`{name}` is a {} function, not a process table function",
+            spec.kind
+        ),
     }
 }
 

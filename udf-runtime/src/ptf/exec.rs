@@ -17,6 +17,9 @@ use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder, MetricsSet,
+};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
@@ -44,6 +47,7 @@ pub struct PtfExec {
     row: Vec<Arc<dyn PhysicalExpr>>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 /// How rows reach the processors.
@@ -83,6 +87,7 @@ impl PtfExec {
             row,
             schema,
             properties,
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 
@@ -144,6 +149,10 @@ impl ExecutionPlan for PtfExec {
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
         vec![&self.input]
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
     }
 
     fn apply_expressions(
@@ -223,6 +232,7 @@ impl ExecutionPlan for PtfExec {
             batch_size,
             coalescer: BatchCoalescer::new(self.schema.clone(), batch_size),
             processor,
+            metrics: ProcessorMetrics::new(&self.metrics, partition),
             _instance: instance,
         };
         let stream = futures::stream::unfold(
@@ -277,9 +287,17 @@ fn prefix_of(call: &PtfCall) -> Prefix {
 fn call_info(call: &PtfCall, row_fields: &Fields) -> Result<CallInfo> {
     let tables = match &call.table {
         Some(table) => {
-            let data_type = DataType::from_arrow(&ArrowType::Struct(row_fields.clone()))
-                .map_err(|e| DataFusionError::Plan(format!("`{}`: {e}", call.name)))?
-                .not_null();
+            // A typed argument reports its declared type; a polymorphic one the table's.
+            let declared = call
+                .spec
+                .table_args()
+                .find_map(|(_, _, arg)| arg.row.clone());
+            let data_type = match declared {
+                Some(declared) => declared,
+                None => DataType::from_arrow(&ArrowType::Struct(row_fields.clone()))
+                    .map_err(|e| DataFusionError::Plan(format!("`{}`: {e}", call.name)))?
+                    .not_null(),
+            };
             vec![TableSemantics {
                 name: table.name.clone(),
                 data_type,
@@ -310,6 +328,7 @@ struct Driver {
     batch_size: usize,
     coalescer: BatchCoalescer,
     processor: Box<dyn Processor>,
+    metrics: ProcessorMetrics,
     /// Keeps the opened instance (closed when the processor is done).
     _instance: Instance,
 }
@@ -382,8 +401,10 @@ impl Driver {
             );
         }
         for batch in std::mem::take(&mut sink.batches) {
+            self.metrics.output_rows.add(batch.num_rows());
             self.coalescer.push_batch(batch)?;
         }
+        self.metrics.input_rows.add(rows);
         released.sort_unstable();
         released.dedup();
         for slot in released {
@@ -391,7 +412,32 @@ impl Driver {
                 self.key_table.release(slot);
             }
         }
+        self.metrics
+            .state_entries
+            .set(self.processor.state_entries());
+        self.metrics.keys.set(self.key_table.len());
         Ok(())
+    }
+}
+
+/// What EXPLAIN ANALYZE shows of each processor.
+struct ProcessorMetrics {
+    input_rows: Count,
+    output_rows: Count,
+    /// State entries held after the latest batch.
+    state_entries: Gauge,
+    /// Keys holding a state slot after the latest batch.
+    keys: Gauge,
+}
+
+impl ProcessorMetrics {
+    fn new(set: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        ProcessorMetrics {
+            input_rows: MetricBuilder::new(set).counter("input_rows", partition),
+            output_rows: MetricBuilder::new(set).output_rows(partition),
+            state_entries: MetricBuilder::new(set).gauge("state_entries", partition),
+            keys: MetricBuilder::new(set).gauge("state_keys", partition),
+        }
     }
 }
 

@@ -77,7 +77,6 @@ impl KeyTable {
     }
 
     /// Keys holding a slot.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.slots.len()
     }

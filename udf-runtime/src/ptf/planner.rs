@@ -180,6 +180,82 @@ impl PtfArguments<'_> {
             }
         }
 
+        self.build(input, table, scalars, uid)
+    }
+
+    /// A DataFrame call: `input` is the table argument, partitioned by `keys`; scalar
+    /// arguments by position, then by name.
+    pub fn bind_dataframe(
+        &self,
+        input: LogicalPlan,
+        keys: Vec<Expr>,
+        positional: Vec<Expr>,
+        mut named: Vec<(String, Expr)>,
+        uid: Option<String>,
+    ) -> Result<LogicalPlan> {
+        let name = self.name;
+        let signature = &self.spec.signatures[0];
+        if let Some(uid) = &uid
+            && !valid_uid(uid)
+        {
+            return plan_err!(
+                "`uid` of `{name}` must be letters, digits, `-` and `_`, not starting with a digit: `{uid}`"
+            );
+        }
+        let mut positional = positional.into_iter();
+        let mut scalars = Vec::new();
+        let mut table = None;
+        for spec in &signature.args {
+            if let ArgType::Table(traits) = &spec.ty {
+                table = Some(self.bind_table_plan(spec, traits, &input, keys.clone())?);
+                continue;
+            }
+            let value = match named
+                .iter()
+                .position(|(n, _)| n.eq_ignore_ascii_case(&spec.name))
+            {
+                Some(index) => Some(named.swap_remove(index).1),
+                None => positional.next(),
+            };
+            match value {
+                Some(value) => scalars.push(self.constant_expr(spec, value)?),
+                None if spec.optional => scalars.push(null_of(spec)?),
+                None => {
+                    return plan_err!(
+                        "`{name}` needs argument `{}`; its signature: {}",
+                        spec.name,
+                        signature.display(name)
+                    );
+                }
+            }
+        }
+        if let Some((unknown, _)) = named.first() {
+            return plan_err!("`{name}` has no argument named `{unknown}`");
+        }
+        if positional.next().is_some() {
+            return plan_err!(
+                "`{name}` takes fewer arguments; its signature: {}",
+                signature.display(name)
+            );
+        }
+        if table.is_none() {
+            return plan_err!(
+                "`{name}` takes no table argument: call it in SQL, as `SELECT * FROM {name}(...)`"
+            );
+        }
+        self.build(Some(input), table, scalars, uid)
+    }
+
+    /// The call's node over `input` (the table argument's plan, if the function has one).
+    pub fn build(
+        &self,
+        input: Option<LogicalPlan>,
+        table: Option<TableBinding>,
+        scalars: Vec<ScalarValue>,
+        uid: Option<String>,
+    ) -> Result<LogicalPlan> {
+        let name = self.name;
+        let signature = &self.spec.signatures[0];
         let OutputType::Fixed(row_type) = signature.output.clone() else {
             return plan_err!("`{name}` has no fixed row type");
         };
@@ -222,26 +298,25 @@ impl PtfArguments<'_> {
         }
     }
 
-    /// A scalar argument: a constant expression, evaluated and cast to the parameter type.
+    /// A scalar argument written in SQL: a constant expression, evaluated and cast.
     fn constant(
         &self,
         spec: &ArgSpec,
         value: SqlExpr,
         context: &mut dyn RelationPlannerContext,
     ) -> Result<ScalarValue> {
-        let name = self.name;
-        let not_constant = |detail: String| {
-            plan_datafusion_err!(
-                "argument `{}` of `{name}` must be a constant: {detail}",
-                spec.name
-            )
-        };
-        let empty = DFSchema::empty();
         let expr = context
-            .sql_to_expr(value, &empty)
-            .map_err(|e| not_constant(e.to_string()))?;
+            .sql_to_expr(value, &DFSchema::empty())
+            .map_err(|e| not_constant(self.name, spec, e.to_string()))?;
+        self.constant_expr(spec, expr)
+    }
+
+    /// A scalar argument: a constant expression, evaluated and cast to the parameter type.
+    pub fn constant_expr(&self, spec: &ArgSpec, expr: Expr) -> Result<ScalarValue> {
+        let name = self.name;
+        let empty = DFSchema::empty();
         if !expr.column_refs().is_empty() || expr.is_volatile() {
-            return Err(not_constant(format!("`{expr}` is not")));
+            return Err(not_constant(name, spec, format!("`{expr}` is not")));
         }
         let target = match &spec.ty {
             ArgType::Typed(t) => Some(t),
@@ -292,13 +367,39 @@ impl PtfArguments<'_> {
                 "`{name}`: ORDER BY on table argument `{arg}` needs event time, which is not supported yet"
             );
         }
+        let input = context.plan(TableFactor::Derived {
+            lateral: false,
+            subquery: argument.query,
+            alias: None,
+            sample: None,
+        })?;
+        let schema = input.schema().clone();
+        let keys = argument
+            .partition_by
+            .into_iter()
+            .map(|expr| context.sql_to_expr(expr, &schema))
+            .collect::<Result<Vec<_>>>()?;
+        let binding = self.bind_table_plan(spec, traits, &input, keys)?;
+        Ok((input, binding))
+    }
+
+    /// The table argument over `input` partitioned by `keys`: the row the function reads.
+    pub fn bind_table_plan(
+        &self,
+        spec: &ArgSpec,
+        traits: &TableArg,
+        input: &LogicalPlan,
+        keys: Vec<Expr>,
+    ) -> Result<TableBinding> {
+        let name = self.name;
+        let arg = &spec.name;
         match traits.semantics {
-            Semantics::Row if !argument.partition_by.is_empty() => {
+            Semantics::Row if !keys.is_empty() => {
                 return plan_err!(
                     "table argument `{arg}` of `{name}` has row semantics: each row is processed on its own, so it takes no PARTITION BY"
                 );
             }
-            Semantics::Set if argument.partition_by.is_empty() && !traits.optional_partition_by => {
+            Semantics::Set if keys.is_empty() && !traits.optional_partition_by => {
                 return plan_err!(
                     "table argument `{arg}` of `{name}` has set semantics: pass it with PARTITION BY, e.g. `{arg} => TABLE t PARTITION BY k`"
                 );
@@ -310,26 +411,14 @@ impl PtfArguments<'_> {
                 "table argument `{arg}` of `{name}` requires a time attribute (`on_time`), which is not supported yet"
             );
         }
-        let input = context.plan(TableFactor::Derived {
-            lateral: false,
-            subquery: argument.query,
-            alias: None,
-            sample: None,
-        })?;
         let schema = input.schema().clone();
-        let keys = argument
-            .partition_by
-            .into_iter()
-            .map(|expr| {
-                let shown = expr.to_string();
-                match context.sql_to_expr(expr, &schema)? {
-                    key @ Expr::Column(_) => Ok(key),
-                    _ => plan_err!(
-                        "PARTITION BY of `{arg}` in `{name}` takes columns of the table, not `{shown}`"
-                    ),
-                }
-            })
-            .collect::<Result<Vec<_>>>()?;
+        for key in &keys {
+            if !matches!(key, Expr::Column(_)) {
+                return plan_err!(
+                    "PARTITION BY of `{arg}` in `{name}` takes columns of the table, not `{key}`"
+                );
+            }
+        }
         let key_columns: Vec<&Column> = keys
             .iter()
             .filter_map(|k| match k {
@@ -394,7 +483,7 @@ impl PtfArguments<'_> {
                     .position(|n: &String| n.eq_ignore_ascii_case(&key.name)),
             })
             .collect();
-        let binding = TableBinding {
+        Ok(TableBinding {
             name: arg.clone(),
             semantics: traits.semantics,
             keys,
@@ -402,13 +491,19 @@ impl PtfArguments<'_> {
             row_names,
             key_positions,
             pass_through: traits.pass_columns_through,
-        };
-        Ok((input, binding))
+        })
     }
 }
 
+fn not_constant(name: &str, spec: &ArgSpec, detail: String) -> datafusion::common::DataFusionError {
+    plan_datafusion_err!(
+        "argument `{}` of `{name}` must be a constant: {detail}",
+        spec.name
+    )
+}
+
 /// NULL of an omitted optional argument's type.
-fn null_of(spec: &ArgSpec) -> Result<ScalarValue> {
+pub(crate) fn null_of(spec: &ArgSpec) -> Result<ScalarValue> {
     match &spec.ty {
         ArgType::Typed(t) => Ok(ScalarValue::try_from(&t.to_arrow())?),
         _ => Ok(ScalarValue::Null),

@@ -1,0 +1,35 @@
+//! Process table functions (SEMANTICS rules 18–24): the PTF call syntax, row and set
+//! semantics, typed keyed state, the DataFrame API and plans.
+
+mod dataframe;
+mod errors;
+mod examples;
+mod plans;
+mod processors;
+mod sql;
+mod state;
+
+use udf_runtime::Session;
+
+use crate::support::{Column, column, session_with_partitions, strs};
+
+/// `events(user, event)`: user a has three events, b one, in this order.
+pub fn events() -> Vec<Column> {
+    vec![
+        column(
+            "user",
+            "STRING",
+            strs(&[Some("a"), Some("b"), Some("a"), Some("a")]),
+        ),
+        column(
+            "event",
+            "STRING",
+            strs(&[Some("x"), Some("y"), Some("z"), Some("w")]),
+        ),
+    ]
+}
+
+/// A session with one processor, so output follows the input order (rule 32).
+pub fn one_processor(table: &str, columns: &[Column]) -> Session {
+    session_with_partitions(table, columns, 1)
+}
