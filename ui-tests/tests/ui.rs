@@ -22,6 +22,7 @@ fn ui() {
         "table_aggregate",
         "table_function",
         "asynchronous",
+        "ptf",
     ] {
         t.compile_fail(format!("cases/{class}/*.rs"));
     }

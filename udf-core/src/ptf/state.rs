@@ -113,7 +113,11 @@ impl<T: StateValue> ValueStore<T> {
             live: 0,
         }
     }
+}
 
+// Only what the accessors need, so that a state type missing a trait is reported once, at
+// the constructor, not at every generated call.
+impl<T: Clone + PartialEq> ValueStore<T> {
     /// The value of `key` for one call: its entry, or the initial value.
     #[inline]
     pub fn load(&mut self, key: usize, now: i64) -> T {
@@ -260,7 +264,9 @@ impl<T: StateItem> ListView<T> {
     pub fn is_empty(&self) -> bool {
         self.iter().next().is_none()
     }
+}
 
+impl<T> ListView<T> {
     fn purge(&mut self) {
         let (ttl, now) = (self.ttl, self.now);
         self.entries.retain(|e| !ttl.expired(e.written, now));
@@ -364,7 +370,9 @@ impl<K: StateKey, V: StateItem> MapView<K, V> {
     pub fn is_empty(&self) -> bool {
         self.iter().next().is_none()
     }
+}
 
+impl<K, V> MapView<K, V> {
     fn purge(&mut self) {
         let (ttl, now) = (self.ttl, self.now);
         self.entries.retain(|_, e| !ttl.expired(e.written, now));
@@ -389,7 +397,7 @@ pub trait KeyedView: Default {
     fn is_absent(&self) -> bool;
 }
 
-impl<T: StateItem> KeyedView for ListView<T> {
+impl<T> KeyedView for ListView<T> {
     fn prepare(&mut self, ttl: Option<i64>, now: i64) {
         self.ttl = Ttl(ttl);
         self.now = now;
@@ -408,7 +416,7 @@ impl<T: StateItem> KeyedView for ListView<T> {
     }
 }
 
-impl<K: StateKey, V: StateItem> KeyedView for MapView<K, V> {
+impl<K: Eq + Hash, V> KeyedView for MapView<K, V> {
     fn prepare(&mut self, ttl: Option<i64>, now: i64) {
         self.ttl = Ttl(ttl);
         self.now = now;
