@@ -99,7 +99,10 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
         let mut out_of_order = 0;
         for _ in 0..options.repeat {
             let start = Instant::now();
-            let drained = source::drain(&session, workload.sql, workload.check_order).await?;
+            let drained = match workload.custom {
+                Some(custom) => custom(session.context().clone(), options.partitions).await?,
+                None => source::drain(&session, workload.sql, workload.check_order).await?,
+            };
             let seconds = start.elapsed().as_secs_f64();
             let expected = (workload.expected_rows)(input_rows);
             if drained.rows != expected {

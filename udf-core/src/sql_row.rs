@@ -158,11 +158,13 @@ impl StructParts {
         }
     }
 
+    #[inline]
     pub fn append_valid(&mut self) {
         self.nulls.append_non_null();
         self.len += 1;
     }
 
+    #[inline]
     pub fn append_null(&mut self) {
         self.nulls.append_null();
         self.len += 1;

@@ -3,11 +3,13 @@
 
 mod aggregate;
 mod asynchronous;
+mod ptf;
 mod scalar;
 mod table;
 
 use udf_runtime::Session;
 use udf_runtime::datafusion::error::Result;
+use udf_runtime::datafusion::prelude::SessionContext;
 
 pub use asynchronous::LATENCY as ASYNC_LATENCY;
 
@@ -28,7 +30,14 @@ pub struct Workload {
     /// The output's first column must count up by one from row to row: rows out of order
     /// are counted and printed.
     pub check_order: bool,
+    /// Runs the workload by hand instead of through `sql` (hand-written baselines), given
+    /// the number of partitions.
+    pub custom: Option<fn(SessionContext, usize) -> CustomRun>,
 }
+
+/// A hand-written run: what it drained.
+pub type CustomRun =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<crate::source::Drained>> + Send>>;
 
 impl Workload {
     /// No input size of its own, no ceiling, no order check.
@@ -41,6 +50,7 @@ impl Workload {
         rows: None,
         ceiling: None,
         check_order: false,
+        custom: None,
     };
 }
 
@@ -59,6 +69,8 @@ pub const ALL: &[Workload] = &[
     table::SPLIT_BUILTIN,
     asynchronous::ASYNC10,
     asynchronous::ASYNC100,
+    ptf::PTF_COUNTER,
+    ptf::PTF_COUNTER_HANDWRITTEN,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {

@@ -230,7 +230,9 @@ impl ExecutionPlan for PtfExec {
             key_table: KeyTable::new(&key_types)?,
             clock: SessionClock::of(context.session_config()),
             batch_size,
-            coalescer: BatchCoalescer::new(self.schema.clone(), batch_size),
+            // Batches of at least half the batch size go on as they are, without a copy.
+            coalescer: BatchCoalescer::new(self.schema.clone(), batch_size)
+                .with_biggest_coalesce_batch_size(Some(batch_size / 2)),
             processor,
             metrics: ProcessorMetrics::new(&self.metrics, partition),
             _instance: instance,

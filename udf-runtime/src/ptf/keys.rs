@@ -1,84 +1,166 @@
 //! Key slots: each PARTITION BY key a processor holds state for gets a small number, which
-//! indexes the function's state stores. Keys are compared in Arrow's row format, so any
-//! key types work; slots of keys whose state became empty are reused.
+//! indexes the function's state stores; slots of keys whose state became empty are reused.
+//!
+//! One integer key column (the common case) is looked up by value; any other keys are
+//! compared in Arrow's row format.
 
-use datafusion::arrow::array::ArrayRef;
-use datafusion::arrow::datatypes::DataType as ArrowType;
+use std::hash::Hash;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::{HashMap, Result};
 
 pub struct KeyTable {
-    /// `None` without PARTITION BY: every row has slot 0.
-    converter: Option<RowConverter>,
-    slots: HashMap<Box<[u8]>, u32>,
-    /// The key of each slot in use.
-    keys: Vec<Option<Box<[u8]>>>,
+    lookup: Lookup,
     free: Vec<u32>,
+    /// Slots handed out so far (in use or free).
+    assigned: u32,
+}
+
+enum Lookup {
+    /// No PARTITION BY: every row has slot 0.
+    Single,
+    /// One integer column.
+    Integer(Slots<Option<i64>>),
+    /// Anything else, in Arrow's row format.
+    Rows(RowConverter, Slots<Box<[u8]>>),
+}
+
+/// Keys to slots, and back (to free a slot).
+struct Slots<K> {
+    slots: HashMap<K, u32>,
+    keys: Vec<Option<K>>,
+}
+
+impl<K: Hash + Eq + Clone> Slots<K> {
+    fn new() -> Self {
+        Slots {
+            slots: HashMap::default(),
+            keys: Vec::new(),
+        }
+    }
+
+    fn release(&mut self, slot: u32) -> bool {
+        match self.keys.get_mut(slot as usize).and_then(Option::take) {
+            Some(key) => {
+                self.slots.remove(&key);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The slot of `key`, assigning a free or new one to a key not seen before.
+macro_rules! slot_of {
+    ($slots:expr, $free:expr, $assigned:expr, $key:expr, $owned:expr) => {
+        match $slots.slots.get($key) {
+            Some(&slot) => slot,
+            None => {
+                let slot = $free.pop().unwrap_or_else(|| {
+                    $assigned += 1;
+                    $assigned - 1
+                });
+                let owned = $owned;
+                if $slots.keys.len() <= slot as usize {
+                    $slots.keys.resize(slot as usize + 1, None);
+                }
+                $slots.keys[slot as usize] = Some(owned.clone());
+                $slots.slots.insert(owned, slot);
+                slot
+            }
+        }
+    };
+}
+
+fn is_integer(data_type: &ArrowType) -> bool {
+    matches!(
+        data_type,
+        ArrowType::Int8
+            | ArrowType::Int16
+            | ArrowType::Int32
+            | ArrowType::Int64
+            | ArrowType::UInt8
+            | ArrowType::UInt16
+            | ArrowType::UInt32
+    )
 }
 
 impl KeyTable {
     pub fn new(key_types: &[ArrowType]) -> Result<Self> {
-        let converter = if key_types.is_empty() {
-            None
-        } else {
-            Some(RowConverter::new(
-                key_types.iter().cloned().map(SortField::new).collect(),
-            )?)
+        let lookup = match key_types {
+            [] => Lookup::Single,
+            [single] if is_integer(single) => Lookup::Integer(Slots::new()),
+            _ => Lookup::Rows(
+                RowConverter::new(key_types.iter().cloned().map(SortField::new).collect())?,
+                Slots::new(),
+            ),
         };
         Ok(KeyTable {
-            converter,
-            slots: HashMap::default(),
-            keys: Vec::new(),
+            lookup,
             free: Vec::new(),
+            assigned: 0,
         })
     }
 
     /// The slot of each row's key, assigning slots to new keys.
     pub fn slots(&mut self, keys: &[ArrayRef], rows: usize) -> Result<Vec<u32>> {
-        let Some(converter) = &self.converter else {
-            return Ok(vec![0; rows]);
-        };
-        let converted = converter.convert_columns(keys)?;
-        let mut slots = Vec::with_capacity(rows);
-        for row in converted.iter() {
-            let bytes = row.as_ref();
-            let slot = match self.slots.get(bytes) {
-                Some(&slot) => slot,
-                None => {
-                    let key: Box<[u8]> = bytes.into();
-                    let slot = match self.free.pop() {
-                        Some(slot) => {
-                            self.keys[slot as usize] = Some(key.clone());
-                            slot
-                        }
-                        None => {
-                            self.keys.push(Some(key.clone()));
-                            (self.keys.len() - 1) as u32
-                        }
-                    };
-                    self.slots.insert(key, slot);
-                    slot
+        let mut out = Vec::with_capacity(rows);
+        let (free, assigned) = (&mut self.free, &mut self.assigned);
+        match &mut self.lookup {
+            Lookup::Single => out.resize(rows, 0),
+            Lookup::Integer(slots) => {
+                let column = cast(&keys[0], &ArrowType::Int64)?;
+                let values = column.as_primitive::<Int64Type>();
+                if values.null_count() == 0 {
+                    for &value in values.values() {
+                        let key = Some(value);
+                        out.push(slot_of!(slots, free, *assigned, &key, key));
+                    }
+                } else {
+                    for value in values.iter() {
+                        out.push(slot_of!(slots, free, *assigned, &value, value));
+                    }
                 }
-            };
-            slots.push(slot);
+            }
+            Lookup::Rows(converter, slots) => {
+                let converted = converter.convert_columns(keys)?;
+                for row in converted.iter() {
+                    let bytes = row.as_ref();
+                    out.push(slot_of!(
+                        slots,
+                        free,
+                        *assigned,
+                        bytes,
+                        Box::<[u8]>::from(bytes)
+                    ));
+                }
+            }
         }
-        Ok(slots)
+        Ok(out)
     }
 
     /// Frees `slot` for another key (its state is empty).
     pub fn release(&mut self, slot: u32) {
-        if self.converter.is_none() {
-            return;
-        }
-        if let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) {
-            self.slots.remove(&key);
+        let released = match &mut self.lookup {
+            Lookup::Single => false,
+            Lookup::Integer(slots) => slots.release(slot),
+            Lookup::Rows(_, slots) => slots.release(slot),
+        };
+        if released {
             self.free.push(slot);
         }
     }
 
     /// Keys holding a slot.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        match &self.lookup {
+            Lookup::Single => usize::from(self.assigned > 0),
+            Lookup::Integer(slots) => slots.slots.len(),
+            Lookup::Rows(_, slots) => slots.slots.len(),
+        }
     }
 }
 
@@ -86,7 +168,7 @@ impl KeyTable {
 mod tests {
     use std::sync::Arc;
 
-    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
 
     use super::*;
 
@@ -101,5 +183,23 @@ mod tests {
         let a: ArrayRef = Arc::new(StringArray::from(vec!["c"]));
         let b: ArrayRef = Arc::new(Int64Array::from(vec![9]));
         assert_eq!(table.slots(&[a, b], 1).unwrap(), [1]);
+    }
+
+    #[test]
+    fn integer_keys_keep_null_apart_from_every_value() {
+        let mut table = KeyTable::new(&[ArrowType::Int32]).unwrap();
+        let keys: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(0),
+            None,
+            Some(7),
+            None,
+            Some(0),
+        ]));
+        assert_eq!(table.slots(&[keys], 5).unwrap(), [0, 1, 2, 1, 0]);
+        table.release(0);
+        table.release(0);
+        assert_eq!(table.len(), 2);
+        let keys: ArrayRef = Arc::new(Int32Array::from(vec![8, 7]));
+        assert_eq!(table.slots(&[keys], 2).unwrap(), [0, 2]);
     }
 }

@@ -1,0 +1,130 @@
+//! A keyed count in a process table function against a hand-written loop over the same
+//! Arrow batches (the practical limit): both route rows by key to the processors, count per
+//! key and build output batches `(k, cnt)`.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use udf_core::prelude::*;
+use udf_runtime::Session;
+use udf_runtime::datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
+use udf_runtime::datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use udf_runtime::datafusion::common::HashMap;
+use udf_runtime::datafusion::error::{DataFusionError, Result};
+use udf_runtime::datafusion::physical_expr::Partitioning;
+use udf_runtime::datafusion::physical_expr::expressions::col;
+use udf_runtime::datafusion::physical_plan::repartition::RepartitionExec;
+use udf_runtime::datafusion::physical_plan::{
+    ExecutionPlan, ExecutionPlanProperties, execute_stream_partitioned,
+};
+use udf_runtime::datafusion::prelude::SessionContext;
+
+use super::{CustomRun, Workload};
+use crate::source::Drained;
+
+/// The keyed input: 10,000 keys, dealt round-robin by id.
+const KEYED: &str = "SELECT id % 10000 AS k, id FROM src";
+
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Count {
+    n: i64,
+}
+
+#[derive(Clone, Debug, SqlRow)]
+struct Counted {
+    cnt: i64,
+}
+
+/// The input row, typed: reading it allocates nothing (a polymorphic `Row` would box every
+/// value).
+#[derive(Clone, Debug, SqlRow)]
+struct Keyed {
+    k: i64,
+    id: i64,
+}
+
+/// Counts the rows of each key, emitting the running count with every row.
+#[ptf]
+fn counter(
+    #[state] count: &mut Count,
+    #[argument(set_semantic_table)] input: Keyed,
+    out: &mut Collector<Counted>,
+) {
+    let _ = input;
+    count.n += 1;
+    out.collect(Counted { cnt: count.n });
+}
+
+fn register_counter(session: &Session) -> Result<()> {
+    session.register(counter)
+}
+
+pub const PTF_COUNTER: Workload = Workload {
+    name: "ptf_counter",
+    sql: "SELECT * FROM counter(input => TABLE (SELECT id % 10000 AS k, id FROM src) PARTITION BY k)",
+    setup: register_counter,
+    baseline: Some("ptf_counter_handwritten"),
+    ..Workload::PLAIN
+};
+
+pub const PTF_COUNTER_HANDWRITTEN: Workload = Workload {
+    name: "ptf_counter_handwritten",
+    sql: KEYED,
+    custom: Some(handwritten),
+    ..Workload::PLAIN
+};
+
+/// The keyed input hash-partitioned by `k` over the processors (as the PTF's input is),
+/// then per processor a `HashMap` of counts and one output batch per input batch.
+fn handwritten(session: SessionContext, processors: usize) -> CustomRun {
+    Box::pin(async move {
+        let df = session.sql(KEYED).await?;
+        let task_context = Arc::new(df.task_ctx());
+        let mut plan = df.create_physical_plan().await?;
+        if plan.output_partitioning().partition_count() != processors || processors > 1 {
+            let key = col("k", &plan.schema())?;
+            plan = Arc::new(RepartitionExec::try_new(
+                plan,
+                Partitioning::Hash(vec![key], processors),
+            )?);
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("cnt", DataType::Int64, false),
+        ]));
+        let streams = execute_stream_partitioned(plan as Arc<dyn ExecutionPlan>, task_context)?;
+        let counts = futures::future::try_join_all(streams.into_iter().map(|mut stream| {
+            let schema = schema.clone();
+            tokio::spawn(async move {
+                let mut counts: HashMap<i64, i64> = HashMap::default();
+                let mut rows = 0u64;
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    let keys = batch.column(0).as_primitive::<Int64Type>();
+                    let cnt = Int64Array::from_iter_values(keys.values().iter().map(|k| {
+                        let count = counts.entry(*k).or_insert(0);
+                        *count += 1;
+                        *count
+                    }));
+                    let out = RecordBatch::try_new(
+                        schema.clone(),
+                        vec![batch.column(0).clone(), Arc::new(cnt)],
+                    )?;
+                    rows += out.num_rows() as u64;
+                }
+                Ok::<u64, DataFusionError>(rows)
+            })
+        }))
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let mut rows = 0;
+        for count in counts {
+            rows += count?;
+        }
+        Ok(Drained {
+            rows,
+            out_of_order: 0,
+        })
+    })
+}
