@@ -86,28 +86,38 @@ pub fn expand(def: &EvalDef) -> TokenStream {
 /// `open`/`close` make the function stateful: each query gets its own opened copy.
 /// `function_trait` is the trait being implemented (`instantiate` returns a boxed one).
 pub fn lifecycle(def: &EvalDef, function_trait: TokenStream) -> TokenStream {
-    if def.open.is_none() && def.close.is_none() {
+    lifecycle_of(
+        &def.self_ty,
+        def.open.as_ref(),
+        def.close.as_ref(),
+        function_trait,
+    )
+}
+
+/// `instantiate` (a clone, so every query opens its own instance), `open` and `close` for
+/// a function type with `open` or `close`; nothing otherwise.
+pub fn lifecycle_of(
+    self_ty: &syn::Type,
+    open: Option<&syn::Ident>,
+    close: Option<&syn::Ident>,
+    function_trait: TokenStream,
+) -> TokenStream {
+    let Some(anchor) = open.or(close) else {
         return quote!();
-    }
-    let self_ty = &def.self_ty;
-    let anchor = def
-        .open
-        .as_ref()
-        .or(def.close.as_ref())
-        .expect("one of them exists");
+    };
     let instantiate = quote_spanned! {anchor.span()=>
         fn instantiate(&self) -> ::core::option::Option<::std::boxed::Box<dyn #function_trait>> {
             ::core::option::Option::Some(::std::boxed::Box::new(<#self_ty as ::core::clone::Clone>::clone(self)))
         }
     };
-    let open = def.open.as_ref().map(|method| {
+    let open = open.map(|method| {
         quote! {
             fn open(&mut self, context: &__udf::FunctionContext) -> __udf::Result<(), __udf::Error> {
                 __udf::UnitResult::into_result(<#self_ty>::#method(self, context))
             }
         }
     });
-    let close = def.close.as_ref().map(|method| {
+    let close = close.map(|method| {
         quote! {
             fn close(&mut self) {
                 <#self_ty>::#method(self)

@@ -6,6 +6,8 @@ mod expand_async;
 mod expand_scalar;
 mod expand_table;
 
+pub use expand_scalar::lifecycle_of;
+
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::{Ident, ImplItem, Item, Type};
@@ -197,28 +199,7 @@ fn from_impl(
     cx: Ctxt,
 ) -> TokenStream {
     let macro_name = flavor.macro_name();
-    if let Some((_, path, _)) = &block.trait_ {
-        cx.error_spanned_by(
-            path,
-            format!("#[{macro_name}] goes on an inherent `impl` block, not a trait impl"),
-        );
-    }
-    if !block.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &block.generics,
-            "a function type cannot be generic: register one concrete type per SQL function",
-        );
-    }
-    let self_ty = (*block.self_ty).clone();
-    let sql_name = match &self_ty {
-        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    };
-    let Some(sql_name) = sql_name else {
-        cx.error_spanned_by(
-            &self_ty,
-            format!("#[{macro_name}] needs an `impl` of a named type"),
-        );
+    let Some((self_ty, sql_name)) = impl_target(&block, macro_name, &cx) else {
         return finish(None, block.into_token_stream(), cx);
     };
 
@@ -259,20 +240,10 @@ fn from_impl(
             }
         }
         match name.as_str() {
-            "open" => {
-                check_lifecycle(
-                    &method.sig,
-                    true,
-                    1,
-                    "fn open(&mut self, context: &FunctionContext) -> Result<()>",
-                    &cx,
-                );
-                def.open = Some(method.sig.ident.clone());
-            }
-            "close" => {
-                check_lifecycle(&method.sig, true, 0, "fn close(&mut self)", &cx);
-                def.close = Some(method.sig.ident.clone());
-            }
+            "open" | "close" => match lifecycle_method(&method.sig, &cx) {
+                Lifecycle::Open(ident) => def.open = Some(ident),
+                Lifecycle::Close(ident) => def.close = Some(ident),
+            },
             "output_type" if flavor == Flavor::Scalar => {
                 check_lifecycle(
                     &method.sig,
@@ -295,6 +266,58 @@ fn from_impl(
     check::check_arguments(&def.evals, &cx);
     check_flavor(flavor, &def.evals, &cx);
     finish(Some(def), block.into_token_stream(), cx)
+}
+
+/// The type an `impl` block of a function macro is for, and its name; errors for trait
+/// impls, generics and unnamed types.
+pub fn impl_target(block: &syn::ItemImpl, macro_name: &str, cx: &Ctxt) -> Option<(Type, String)> {
+    if let Some((_, path, _)) = &block.trait_ {
+        cx.error_spanned_by(
+            path,
+            format!("#[{macro_name}] goes on an inherent `impl` block, not a trait impl"),
+        );
+    }
+    if !block.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &block.generics,
+            "a function type cannot be generic: register one concrete type per SQL function",
+        );
+    }
+    let self_ty = (*block.self_ty).clone();
+    let name = match &self_ty {
+        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    if name.is_none() {
+        cx.error_spanned_by(
+            &self_ty,
+            format!("#[{macro_name}] needs an `impl` of a named type"),
+        );
+    }
+    name.map(|name| (self_ty, name))
+}
+
+/// An `open` or `close` method of a function type.
+pub enum Lifecycle {
+    Open(Ident),
+    Close(Ident),
+}
+
+/// Checks the shape of a method named `open` or `close`.
+pub fn lifecycle_method(sig: &syn::Signature, cx: &Ctxt) -> Lifecycle {
+    if sig.ident == "open" {
+        check_lifecycle(
+            sig,
+            true,
+            1,
+            "fn open(&mut self, context: &FunctionContext) -> Result<()>",
+            cx,
+        );
+        Lifecycle::Open(sig.ident.clone())
+    } else {
+        check_lifecycle(sig, true, 0, "fn close(&mut self)", cx);
+        Lifecycle::Close(sig.ident.clone())
+    }
 }
 
 /// `open`, `close` and `output_type` have fixed shapes.

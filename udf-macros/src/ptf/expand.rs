@@ -8,6 +8,7 @@ use syn::spanned::Spanned;
 use super::PtfDef;
 use super::model::{StateKind, StateParam};
 use crate::dispatch;
+use crate::eval::lifecycle_of;
 use crate::signature::Receiver;
 use crate::types;
 
@@ -217,7 +218,12 @@ pub fn expand(def: &PtfDef) -> TokenStream {
     };
     let emitted = quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>::new(&self.setup.output, call.chunk)?);
 
-    let lifecycle = lifecycle(def);
+    let lifecycle = lifecycle_of(
+        &def.self_ty,
+        def.open.as_ref(),
+        def.close.as_ref(),
+        quote!(__udf::ProcessTableFunction),
+    );
 
     quote! {
         const _: () = {
@@ -302,32 +308,4 @@ pub fn expand(def: &PtfDef) -> TokenStream {
             }
         };
     }
-}
-
-/// `instantiate`/`open`/`close` for a function with `open` or `close`.
-fn lifecycle(def: &PtfDef) -> TokenStream {
-    let Some(anchor) = def.open.as_ref().or(def.close.as_ref()) else {
-        return quote!();
-    };
-    let self_ty = &def.self_ty;
-    let instantiate = quote_spanned! {anchor.span()=>
-        fn instantiate(&self) -> ::core::option::Option<::std::boxed::Box<dyn __udf::ProcessTableFunction>> {
-            ::core::option::Option::Some(::std::boxed::Box::new(<#self_ty as ::core::clone::Clone>::clone(self)))
-        }
-    };
-    let open = def.open.as_ref().map(|method| {
-        quote! {
-            fn open(&mut self, context: &__udf::FunctionContext) -> __udf::Result<(), __udf::Error> {
-                __udf::UnitResult::into_result(<#self_ty>::#method(self, context))
-            }
-        }
-    });
-    let close = def.close.as_ref().map(|method| {
-        quote! {
-            fn close(&mut self) {
-                <#self_ty>::#method(self)
-            }
-        }
-    });
-    quote!(#instantiate #open #close)
 }

@@ -12,7 +12,7 @@ use syn::{Ident, ImplItem, Item, Type};
 
 use crate::attr::{self, FunctionOptions};
 use crate::ctxt::Ctxt;
-use crate::eval::{check_lifecycle, item_keyword};
+use crate::eval::{Lifecycle, impl_target, item_keyword, lifecycle_method};
 use crate::signature::Receiver;
 use model::PtfEval;
 
@@ -107,25 +107,7 @@ fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> Tok
 }
 
 fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> TokenStream {
-    if let Some((_, path, _)) = &block.trait_ {
-        cx.error_spanned_by(
-            path,
-            "#[ptf] goes on an inherent `impl` block, not a trait impl",
-        );
-    }
-    if !block.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &block.generics,
-            "a function type cannot be generic: register one concrete type per SQL function",
-        );
-    }
-    let self_ty = (*block.self_ty).clone();
-    let type_name = match &self_ty {
-        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    };
-    let Some(type_name) = type_name else {
-        cx.error_spanned_by(&self_ty, "#[ptf] needs an `impl` of a named type");
+    let Some((self_ty, type_name)) = impl_target(&block, MACRO, &cx) else {
         return finish(None, block.into_token_stream(), cx);
     };
 
@@ -155,20 +137,10 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
             }
         }
         match name.as_str() {
-            "open" => {
-                check_lifecycle(
-                    &method.sig,
-                    true,
-                    1,
-                    "fn open(&mut self, context: &FunctionContext) -> Result<()>",
-                    &cx,
-                );
-                open = Some(method.sig.ident.clone());
-            }
-            "close" => {
-                check_lifecycle(&method.sig, true, 0, "fn close(&mut self)", &cx);
-                close = Some(method.sig.ident.clone());
-            }
+            "open" | "close" => match lifecycle_method(&method.sig, &cx) {
+                Lifecycle::Open(ident) => open = Some(ident),
+                Lifecycle::Close(ident) => close = Some(ident),
+            },
             _ => {}
         }
     }
