@@ -17,8 +17,8 @@ pub use crate::convert::{
 };
 pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::ptf::{
-    CallInfo, Context, KeyedView, ListView, MapView, ProcessCall, ProcessTableFunction, Processor,
-    ProcessorSetup, StateItem, StateKey, StateValue, ValueStore, ViewStore,
+    CallInfo, Context, ListView, MapView, ProcessCall, ProcessTableFunction, Processor,
+    ProcessorSetup, StateBackend, StateItem, StateKey, StateValue, ValueStates, ViewStates,
 };
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use crate::spec::{
@@ -228,17 +228,26 @@ pub fn state_spec(
     }
 }
 
-/// Value state of type `T` (bound check with the state trait's message).
-pub fn value_store<T: StateValue>(spec: &StateSpec) -> ValueStore<T> {
-    ValueStore::new(spec)
+/// Value state of type `T` (the bound is checked here, once, with the state trait's message).
+pub fn value_store<T: StateValue>(
+    backend: StateBackend,
+    spec: &StateSpec,
+) -> Box<dyn ValueStates<T>> {
+    backend.values(spec)
 }
 
 /// List state of elements `T`.
-pub fn list_store<T: StateItem>(spec: &StateSpec) -> ViewStore<ListView<T>> {
-    ViewStore::new(spec)
+pub fn list_store<T: StateItem>(
+    backend: StateBackend,
+    spec: &StateSpec,
+) -> Box<dyn ViewStates<ListView<T>>> {
+    backend.lists(spec)
 }
 
 /// Map state from `K` to `V`.
-pub fn map_store<K: StateKey, V: StateItem>(spec: &StateSpec) -> ViewStore<MapView<K, V>> {
-    ViewStore::new(spec)
+pub fn map_store<K: StateKey, V: StateItem>(
+    backend: StateBackend,
+    spec: &StateSpec,
+) -> Box<dyn ViewStates<MapView<K, V>>> {
+    backend.maps(spec)
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::Error;
 use crate::context::FunctionContext;
 use crate::ptf::context::CallInfo;
+use crate::ptf::state::StateBackend;
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::table::RowSink;
@@ -41,6 +42,8 @@ pub struct ProcessorSetup {
     /// out), already of the parameter types.
     pub scalars: Vec<ArgColumn>,
     pub info: Arc<CallInfo>,
+    /// Where the processor keeps its keyed state.
+    pub backend: StateBackend,
 }
 
 /// One processor's calls and state.

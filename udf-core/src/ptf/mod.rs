@@ -9,5 +9,6 @@ pub use clock::{ManualClock, ProcessingClock, SystemClock};
 pub use context::{CallInfo, Context, TableSemantics};
 pub use function::{ProcessCall, ProcessTableFunction, Processor, ProcessorSetup};
 pub use state::{
-    KeyedView, ListView, MapView, StateItem, StateKey, StateValue, ValueStore, ViewStore,
+    KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueStates,
+    ValueStore, ViewStates, ViewStore,
 };

@@ -31,21 +31,21 @@ fn store(state: &StateParam) -> (TokenStream, TokenStream) {
         StateKind::Value => {
             let t = &tys[0];
             (
-                quote!(__udf::ValueStore<#t>),
+                quote!(::std::boxed::Box<dyn __udf::ValueStates<#t>>),
                 quote_spanned!(span=> __udf::value_store::<#t>),
             )
         }
         StateKind::List => {
             let t = &tys[0];
             (
-                quote!(__udf::ViewStore<__udf::ListView<#t>>),
+                quote!(::std::boxed::Box<dyn __udf::ViewStates<__udf::ListView<#t>>>),
                 quote_spanned!(span=> __udf::list_store::<#t>),
             )
         }
         StateKind::Map => {
             let (k, v) = (&tys[0], &tys[1]);
             (
-                quote!(__udf::ViewStore<__udf::MapView<#k, #v>>),
+                quote!(::std::boxed::Box<dyn __udf::ViewStates<__udf::MapView<#k, #v>>>),
                 quote_spanned!(span=> __udf::map_store::<#k, #v>),
             )
         }
@@ -179,6 +179,8 @@ pub fn expand(def: &PtfDef) -> TokenStream {
             StateKind::List | StateKind::Map => quote!(let #field = self.#field.view(key, now);),
         })
         .collect();
+    // Each store says whether the key is left without an entry; a key left with none at
+    // all may give its slot back.
     let write_back: TokenStream = eval
         .states
         .iter()
@@ -190,11 +192,12 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                 StateKind::List | StateKind::Map => quote!(self.#field.finish(key)),
             };
             quote! {
-                if ctx.is_cleared(#i) {
+                let absent = if ctx.is_cleared(#i) {
                     self.#field.clear(key);
+                    true
                 } else {
-                    #keep;
-                }
+                    #keep
+                } && absent;
             }
         })
         .collect();
@@ -205,7 +208,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
     };
     let release = if stateful {
         quote! {
-            if true #(&& self.#fields.is_absent(key))* {
+            if absent {
                 call.released.push(key as u32);
             }
         }
@@ -253,6 +256,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                         if let ::core::option::Option::Some(error) = ctx.take_error() {
                             return ::std::result::Result::Err(error);
                         }
+                        let absent = true;
                         #write_back
                         #release
                         if let ::core::option::Option::Some(error) = emitted.take_error() {
@@ -294,7 +298,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                 ) -> __udf::Result<::std::boxed::Box<dyn __udf::Processor>, __udf::Error> {
                     let spec = __udf::ProcessTableFunction::spec(&*self);
                     ::std::result::Result::Ok(::std::boxed::Box::new(UdfProcessor {
-                        #(#fields: #store_new(&spec.state[#indices]),)*
+                        #(#fields: #store_new(setup.backend, &spec.state[#indices]),)*
                         function: self,
                         setup,
                     }))

@@ -27,7 +27,8 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 use udf_core::ptf::{
-    CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, TableSemantics,
+    CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, StateBackend,
+    TableSemantics,
 };
 use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
@@ -217,6 +218,7 @@ impl ExecutionPlan for PtfExec {
                 output: self.call.row_type.clone(),
                 scalars,
                 info,
+                backend: StateBackend::InMemory,
             })
             .map_err(|e| DataFusionError::Execution(format!("`{}`: {e}", self.call.name)))?;
         let batch_size = context.session_config().batch_size();

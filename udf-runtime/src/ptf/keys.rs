@@ -22,8 +22,8 @@ pub struct KeyTable {
 enum Lookup {
     /// No PARTITION BY: every row has slot 0.
     Single,
-    /// One integer column.
-    Integer(Slots<Option<i64>>),
+    /// One integer column; NULL has a slot of its own.
+    Integer(Slots<i64>, Option<u32>),
     /// Anything else, in Arrow's row format.
     Rows(RowConverter, Slots<Box<[u8]>>),
 }
@@ -92,7 +92,7 @@ impl KeyTable {
     pub fn new(key_types: &[ArrowType]) -> Result<Self> {
         let lookup = match key_types {
             [] => Lookup::Single,
-            [single] if is_integer(single) => Lookup::Integer(Slots::new()),
+            [single] if is_integer(single) => Lookup::Integer(Slots::new(), None),
             _ => Lookup::Rows(
                 RowConverter::new(key_types.iter().cloned().map(SortField::new).collect())?,
                 Slots::new(),
@@ -111,17 +111,24 @@ impl KeyTable {
         let (free, assigned) = (&mut self.free, &mut self.assigned);
         match &mut self.lookup {
             Lookup::Single => out.resize(rows, 0),
-            Lookup::Integer(slots) => {
+            Lookup::Integer(slots, null_slot) => {
                 let column = cast(&keys[0], &ArrowType::Int64)?;
                 let values = column.as_primitive::<Int64Type>();
                 if values.null_count() == 0 {
-                    for &value in values.values() {
-                        let key = Some(value);
-                        out.push(slot_of!(slots, free, *assigned, &key, key));
+                    for value in values.values() {
+                        out.push(slot_of!(slots, free, *assigned, value, *value));
                     }
                 } else {
                     for value in values.iter() {
-                        out.push(slot_of!(slots, free, *assigned, &value, value));
+                        out.push(match value {
+                            Some(value) => slot_of!(slots, free, *assigned, &value, value),
+                            None => *null_slot.get_or_insert_with(|| {
+                                free.pop().unwrap_or_else(|| {
+                                    *assigned += 1;
+                                    *assigned - 1
+                                })
+                            }),
+                        });
                     }
                 }
             }
@@ -146,7 +153,14 @@ impl KeyTable {
     pub fn release(&mut self, slot: u32) {
         let released = match &mut self.lookup {
             Lookup::Single => false,
-            Lookup::Integer(slots) => slots.release(slot),
+            Lookup::Integer(slots, null_slot) => {
+                if *null_slot == Some(slot) {
+                    *null_slot = None;
+                    true
+                } else {
+                    slots.release(slot)
+                }
+            }
             Lookup::Rows(_, slots) => slots.release(slot),
         };
         if released {
@@ -158,7 +172,9 @@ impl KeyTable {
     pub fn len(&self) -> usize {
         match &self.lookup {
             Lookup::Single => usize::from(self.assigned > 0),
-            Lookup::Integer(slots) => slots.slots.len(),
+            Lookup::Integer(slots, null_slot) => {
+                slots.slots.len() + usize::from(null_slot.is_some())
+            }
             Lookup::Rows(_, slots) => slots.slots.len(),
         }
     }
