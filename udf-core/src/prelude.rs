@@ -1,6 +1,8 @@
 //! `use udf_core::prelude::*;` — everything a function author needs.
 
-pub use crate::ptf::{Context, ListView, MapView, ProcessTableFunction, TableSemantics};
+pub use crate::ptf::{
+    Context, ListView, MapView, ProcessTableFunction, TableSemantics, TimeContext,
+};
 pub use crate::{
     AggregateFunction, AsyncScalarFunction, AsyncTableFunction, CallContext, Collector, DataType,
     Decimal, Error, FunctionContext, Result, RetractableCollector, Row, ScalarFunction, SqlRow,

@@ -91,6 +91,7 @@ pub struct ProcessTableCall {
     pub(crate) spec: Arc<udf_core::FunctionSpec>,
     pub(crate) function: Arc<dyn udf_core::ptf::ProcessTableFunction>,
     pub(crate) metrics: udf_core::Metrics,
+    pub(crate) watermarks: Arc<crate::ptf::time::Watermarks>,
     pub(crate) positional: Vec<Expr>,
     pub(crate) named: Vec<(String, Expr)>,
     pub(crate) uid: Option<String>,
@@ -162,6 +163,7 @@ impl PartitionedDataFrame {
             name: &call.name,
             spec: &call.spec,
             function: &call.function,
+            watermarks: &call.watermarks,
             metrics: &call.metrics,
         }
         .bind_dataframe(plan, keys, call.positional, call.named, call.uid)?;

@@ -18,6 +18,7 @@ pub use catalog::FunctionInfo;
 pub use dataframe::{
     FlatAggregate, GroupedDataFrame, JoinLateral, PartitionedDataFrame, Process, ProcessTableCall,
 };
+pub use ptf::time::WatermarkEmission;
 pub use session::Session;
 pub use sql::config::JobParameters;
 pub use sql::lateral::TableFunctionCall;

@@ -17,6 +17,7 @@ use crate::arguments::{self, ArgName};
 use crate::catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use crate::dataframe::ProcessTableCall;
 use crate::ptf::clock::SessionClock;
+use crate::ptf::time::{WatermarkEmission, WatermarkSpec, Watermarks};
 use crate::sql::async_config::AsyncConfig;
 use crate::sql::config::JobParameters;
 use crate::sql::dialect::UdfDialect;
@@ -54,6 +55,8 @@ pub struct Session {
     context: SessionContext,
     catalog: Arc<Catalog>,
     metrics: Metrics,
+    /// Watermarks declared on tables' time columns.
+    watermarks: Arc<Watermarks>,
     inline_calls: AtomicUsize,
 }
 
@@ -83,6 +86,7 @@ impl Session {
             .with_option_extension(AsyncConfig::default());
         let catalog = Arc::new(Catalog::default());
         let metrics = Metrics::default();
+        let watermarks = Arc::new(Watermarks::default());
         // Lateral joins become our node before DataFusion's rules see their outer references.
         let mut analyzer_rules = datafusion::optimizer::Analyzer::new().rules;
         analyzer_rules.insert(0, Arc::new(LateralJoins));
@@ -99,6 +103,7 @@ impl Session {
                 Arc::new(SetSemanticsPlanner {
                     catalog: catalog.clone(),
                     metrics: metrics.clone(),
+                    watermarks: watermarks.clone(),
                 }),
                 Arc::new(TableFunctionPlanner {
                     catalog: catalog.clone(),
@@ -110,6 +115,7 @@ impl Session {
             context: SessionContext::new_with_state(state),
             catalog,
             metrics,
+            watermarks,
             inline_calls: AtomicUsize::new(0),
         }
     }
@@ -269,7 +275,7 @@ impl Session {
             .catalog
             .get(name)
             .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
-        process_table_call(entry.name, entry.spec, &entry.function, &self.metrics, args)
+        process_table_call(entry.name, entry.spec, &entry.function, self, args)
     }
 
     /// A call of a process table function that is not registered.
@@ -281,7 +287,7 @@ impl Session {
         let function = function.into_function();
         let spec = Arc::new(function.spec());
         let name = normalize(&spec.name);
-        process_table_call(name, spec, &function, &self.metrics, args)
+        process_table_call(name, spec, &function, self, args)
     }
 
     /// A call of a table aggregate that is not registered (Flink's `call(Top2.class, ...)`).
@@ -374,6 +380,31 @@ impl Session {
         }
     }
 
+    /// Declares the watermark of `table`'s time column `column`: `max(column seen) - delay`,
+    /// emitted after every row (SQL: `WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`). A PTF
+    /// call names the column with `on_time => DESCRIPTOR(column)`.
+    pub fn declare_watermark(&self, table: &str, column: &str, delay: std::time::Duration) {
+        self.declare_watermark_with(table, column, delay, WatermarkEmission::EveryRow);
+    }
+
+    /// [`Session::declare_watermark`] with a choice of when the watermark is emitted.
+    pub fn declare_watermark_with(
+        &self,
+        table: &str,
+        column: &str,
+        delay: std::time::Duration,
+        emission: WatermarkEmission,
+    ) {
+        self.watermarks.declare(
+            table,
+            WatermarkSpec {
+                column: column.to_owned(),
+                delay,
+                emission,
+            },
+        );
+    }
+
     /// The processing-time clock state TTL is measured on (the system clock by default);
     /// tests pass a `udf_core::ptf::ManualClock` to make expiry deterministic.
     pub fn set_processing_clock(&self, clock: Arc<dyn ProcessingClock>) {
@@ -394,7 +425,7 @@ fn process_table_call(
     name: String,
     spec: Arc<FunctionSpec>,
     function: &Function,
-    metrics: &Metrics,
+    session: &Session,
     args: impl IntoIterator<Item = Expr>,
 ) -> Result<ProcessTableCall> {
     match function {
@@ -402,7 +433,8 @@ fn process_table_call(
             name,
             spec,
             function: f.clone(),
-            metrics: metrics.clone(),
+            metrics: session.metrics.clone(),
+            watermarks: session.watermarks.clone(),
             positional: args.into_iter().collect(),
             named: Vec::new(),
             uid: None,

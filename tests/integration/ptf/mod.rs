@@ -3,6 +3,7 @@
 
 mod dataframe;
 mod errors;
+mod event_time;
 mod examples;
 mod plans;
 mod processors;

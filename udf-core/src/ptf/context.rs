@@ -1,6 +1,8 @@
 //! What a process table function sees of its call: `Context` (Flink's
 //! `ProcessTableFunction.Context`), a first `&mut Context` parameter of `eval`.
 
+use chrono::{DateTime, Utc};
+
 use crate::Error;
 use crate::types::DataType;
 
@@ -53,16 +55,33 @@ pub struct Context<'a> {
     /// Bit `i`: state entry `i` is cleared once the call returns.
     cleared: u64,
     error: Option<Error>,
+    /// The row's `on_time` value (epoch ms), with event time.
+    time: Option<i64>,
+    /// The processor's watermark (epoch ms), once every input has reported one.
+    watermark: Option<i64>,
 }
 
 impl<'a> Context<'a> {
     #[doc(hidden)]
     pub fn new(info: &'a CallInfo) -> Self {
+        Context::at(info, None, None)
+    }
+
+    /// The context of a call for a row at `time` under `watermark` (epoch ms).
+    #[doc(hidden)]
+    pub fn at(info: &'a CallInfo, time: Option<i64>, watermark: Option<i64>) -> Self {
         Context {
             info,
             cleared: 0,
             error: None,
+            time,
+            watermark,
         }
+    }
+
+    /// Event time: the row's time and the watermark (Flink's `timeContext(Instant.class)`).
+    pub fn time_context(&mut self) -> TimeContext<'_, 'a> {
+        TimeContext { context: self }
     }
 
     /// How the table argument `name` was passed: its row type and PARTITION BY columns.
@@ -114,5 +133,42 @@ impl<'a> Context<'a> {
     #[inline]
     pub fn take_error(&mut self) -> Option<Error> {
         self.error.take()
+    }
+}
+
+/// Event time as a call sees it; times are instants (`DateTime<Utc>`).
+pub struct TimeContext<'c, 'a> {
+    context: &'c mut Context<'a>,
+}
+
+fn instant(millis: i64) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(millis)
+}
+
+impl TimeContext<'_, '_> {
+    /// The `on_time` value of the row being processed; `None` when the call names no
+    /// `on_time` column.
+    pub fn time(&self) -> Option<DateTime<Utc>> {
+        self.context.time.and_then(instant)
+    }
+
+    /// [`TimeContext::time`] in milliseconds since the epoch.
+    pub fn time_millis(&self) -> Option<i64> {
+        self.context.time
+    }
+
+    /// The processor's current watermark: the minimum over its inputs, `None` until every
+    /// input has reported one (rule 25).
+    pub fn current_watermark(&self) -> Option<DateTime<Utc>> {
+        self.context
+            .watermark
+            .filter(|w| *w != i64::MAX)
+            .and_then(instant)
+    }
+
+    /// The watermark of table argument `name` (with one table argument, the current one).
+    pub fn table_watermark(&self, name: &str) -> Option<DateTime<Utc>> {
+        self.context.table_semantics_for(name)?;
+        self.current_watermark()
     }
 }

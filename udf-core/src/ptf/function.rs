@@ -70,9 +70,21 @@ pub struct ProcessCall<'a> {
     pub released: &'a mut Vec<u32>,
     /// Processing time (ms), for state TTL.
     pub now: i64,
+    /// Each row's `on_time` value (epoch ms), when the call names one.
+    pub times: Option<&'a [i64]>,
+    /// The processor's watermark while these rows are processed.
+    pub watermark: Option<i64>,
     /// The row being evaluated, kept up to date so an error or panic can name it.
     pub row: usize,
     /// Emitted rows are handed to `sink` once this many have gathered.
     pub chunk: usize,
     pub sink: &'a mut dyn RowSink,
+}
+
+impl ProcessCall<'_> {
+    /// The `on_time` value of `row`.
+    #[inline]
+    pub fn time(&self, row: usize) -> Option<i64> {
+        self.times.map(|times| times[row])
+    }
 }

@@ -6,7 +6,7 @@ mod function;
 mod state;
 
 pub use clock::{ManualClock, ProcessingClock, SystemClock};
-pub use context::{CallInfo, Context, TableSemantics};
+pub use context::{CallInfo, Context, TableSemantics, TimeContext};
 pub use function::{ProcessCall, ProcessTableFunction, Processor, ProcessorSetup};
 pub use state::{
     KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueStates,

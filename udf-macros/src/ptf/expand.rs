@@ -250,7 +250,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                     for row in 0..call.rows {
                         call.row = row;
                         #key
-                        let mut ctx = __udf::Context::new(&self.setup.info);
+                        let mut ctx = __udf::Context::at(&self.setup.info, call.time(row), call.watermark);
                         #load
                         #unit(#target::#method(#this_arg #call_args &mut emitted.collector(row)))?;
                         if let ::core::option::Option::Some(error) = ctx.take_error() {

@@ -11,6 +11,8 @@ use udf_core::ptf::ProcessTableFunction;
 use udf_core::types::{DataType, TypeKind};
 use udf_core::{FunctionSpec, Metrics, Semantics};
 
+use super::time::EventTime;
+
 /// How the table argument is passed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TableBinding {
@@ -43,6 +45,8 @@ pub struct PtfCall {
     pub row_type: DataType,
     /// `uid => '...'`.
     pub uid: Option<String>,
+    /// `on_time => DESCRIPTOR(ts)`: the time column and its watermark.
+    pub event_time: Option<EventTime>,
 }
 
 impl fmt::Debug for PtfCall {
@@ -62,6 +66,7 @@ impl PartialEq for PtfCall {
             && self.scalars == other.scalars
             && self.table == other.table
             && self.uid == other.uid
+            && self.event_time == other.event_time
     }
 }
 

@@ -25,7 +25,6 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
     InputDistributionRequirements, PlanProperties,
 };
-use futures::StreamExt;
 use udf_core::ptf::{
     CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, StateBackend,
     TableSemantics,
@@ -34,10 +33,10 @@ use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
-use super::clock::SessionClock;
 use super::keys::KeyTable;
 use super::node::describe;
 use super::output::OutputSink;
+use super::router::{Routed, Router};
 use crate::sql::lifecycle;
 
 #[derive(Debug)]
@@ -47,6 +46,9 @@ pub struct PtfExec {
     keys: Vec<Arc<dyn PhysicalExpr>>,
     row: Vec<Arc<dyn PhysicalExpr>>,
     schema: SchemaRef,
+    /// Processors when routing by key (the session's target partitions).
+    processors: usize,
+    router: Arc<Router>,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
@@ -69,12 +71,24 @@ impl PtfExec {
         keys: Vec<Arc<dyn PhysicalExpr>>,
         row: Vec<Arc<dyn PhysicalExpr>>,
         schema: SchemaRef,
+        processors: usize,
     ) -> Self {
         let routing = routing(&call, &keys);
         let partitions = match routing {
             Routing::Single => 1,
-            Routing::ByKey | Routing::AsIs => input.output_partitioning().partition_count(),
+            Routing::ByKey => processors.max(1),
+            Routing::AsIs => input.output_partitioning().partition_count(),
         };
+        let router = Arc::new(Router::new(
+            input.clone(),
+            match routing {
+                Routing::ByKey => keys.clone(),
+                Routing::Single | Routing::AsIs => Vec::new(),
+            },
+            call.event_time.clone(),
+            partitions,
+            routing == Routing::AsIs,
+        ));
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(partitions),
@@ -87,6 +101,8 @@ impl PtfExec {
             keys,
             row,
             schema,
+            processors,
+            router,
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         }
@@ -131,12 +147,8 @@ impl ExecutionPlan for PtfExec {
     }
 
     fn input_distribution_requirements(&self) -> InputDistributionRequirements {
-        let distribution = match self.routing() {
-            Routing::ByKey => Distribution::KeyPartitioned(self.keys.clone()),
-            Routing::Single => Distribution::SinglePartition,
-            Routing::AsIs => Distribution::UnspecifiedDistribution,
-        };
-        InputDistributionRequirements::new(vec![distribution])
+        // The exec routes rows to its processors itself, watermarks with them.
+        InputDistributionRequirements::new(vec![Distribution::UnspecifiedDistribution])
     }
 
     /// Each processor sees its rows in input order (rule 32 with one processor).
@@ -145,7 +157,7 @@ impl ExecutionPlan for PtfExec {
     }
 
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![self.routing() == Routing::ByKey]
+        vec![false]
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
@@ -176,6 +188,7 @@ impl ExecutionPlan for PtfExec {
             self.keys.clone(),
             self.row.clone(),
             self.schema.clone(),
+            self.processors,
         )))
     }
 
@@ -184,7 +197,7 @@ impl ExecutionPlan for PtfExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let input = self.input.execute(partition, context.clone())?;
+        let inbox = self.router.inbox(partition, context.clone())?;
         let input_schema = self.input.schema();
         let key_types = self
             .keys
@@ -230,32 +243,38 @@ impl ExecutionPlan for PtfExec {
             prefix: prefix_of(&self.call),
             schema: self.schema.clone(),
             key_table: KeyTable::new(&key_types)?,
-            clock: SessionClock::of(context.session_config()),
             batch_size,
             // Batches of at least half the batch size go on as they are, without a copy.
             coalescer: BatchCoalescer::new(self.schema.clone(), batch_size)
                 .with_biggest_coalesce_batch_size(Some(batch_size / 2)),
             processor,
             metrics: ProcessorMetrics::new(&self.metrics, partition),
+            watermarks: vec![None; inbox.sources],
+            ended: 0,
             _instance: instance,
         };
         let stream = futures::stream::unfold(
-            (Some(input), driver),
-            |(mut input, mut driver)| async move {
+            (Some(inbox), driver),
+            |(mut inbox, mut driver)| async move {
                 loop {
                     if let Some(batch) = driver.coalescer.next_completed_batch() {
-                        return Some((Ok(batch), (input, driver)));
+                        return Some((Ok(batch), (inbox, driver)));
                     }
-                    let stream = input.as_mut()?;
-                    match stream.next().await {
-                        Some(Ok(batch)) => {
-                            if let Err(error) = driver.push(&batch) {
+                    let messages = inbox.as_mut()?;
+                    let message = if driver.ended == messages.sources {
+                        None
+                    } else {
+                        messages.messages.recv().await
+                    };
+                    match message {
+                        Some(Ok(message)) => {
+                            if let Err(error) = driver.receive(message) {
                                 return Some((Err(error), (None, driver)));
                             }
                         }
                         Some(Err(error)) => return Some((Err(error), (None, driver))),
                         None => {
-                            input = None;
+                            inbox = None;
                             if let Err(error) = driver.coalescer.finish_buffered_batch() {
                                 return Some((Err(error.into()), (None, driver)));
                             }
@@ -328,18 +347,103 @@ struct Driver {
     prefix: Prefix,
     schema: SchemaRef,
     key_table: KeyTable,
-    clock: Arc<dyn udf_core::ptf::ProcessingClock>,
     batch_size: usize,
     coalescer: BatchCoalescer,
     processor: Box<dyn Processor>,
     metrics: ProcessorMetrics,
+    /// Each input partition's watermark (`None` until it reports one; `i64::MAX` once it ends).
+    watermarks: Vec<Option<i64>>,
+    /// Input partitions that have ended.
+    ended: usize,
     /// Keeps the opened instance (closed when the processor is done).
     _instance: Instance,
 }
 
 impl Driver {
+    /// The processor's watermark: the minimum over its input partitions, once every one has
+    /// reported (rule 25).
+    fn watermark(&self) -> Option<i64> {
+        self.watermarks
+            .iter()
+            .try_fold(i64::MAX, |min, w| w.map(|w| min.min(w)))
+    }
+
+    /// Moves `source`'s watermark forward (never back).
+    fn advance(&mut self, source: usize, watermark: i64) {
+        let current = &mut self.watermarks[source];
+        *current = Some(current.map_or(watermark, |c| c.max(watermark)));
+    }
+
+    /// Takes one message of the router: rows are processed in runs under one watermark.
+    fn receive(&mut self, message: Routed) -> Result<()> {
+        match message {
+            Routed::Rows {
+                source,
+                batch,
+                times,
+                before,
+                after,
+                now,
+            } => {
+                let rows = batch.num_rows();
+                let mut start = 0;
+                if let Some(before) = &before {
+                    let mut watermark = self.watermark();
+                    for (row, before) in before.iter().enumerate() {
+                        if let Some(before) = before {
+                            self.advance(source, *before);
+                        }
+                        let current = self.watermark();
+                        if current != watermark {
+                            self.push_run(&batch, times.as_deref(), start..row, watermark, now)?;
+                            start = row;
+                            watermark = current;
+                        }
+                    }
+                }
+                let watermark = self.watermark();
+                self.push_run(&batch, times.as_deref(), start..rows, watermark, now)?;
+                if let Some(after) = after {
+                    self.advance(source, after);
+                }
+            }
+            Routed::End { source } => {
+                self.advance(source, i64::MAX);
+                self.ended += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows `range` of `batch`, processed under `watermark`.
+    fn push_run(
+        &mut self,
+        batch: &RecordBatch,
+        times: Option<&[i64]>,
+        range: std::ops::Range<usize>,
+        watermark: Option<i64>,
+        now: i64,
+    ) -> Result<()> {
+        if range.is_empty() {
+            return Ok(());
+        }
+        let (offset, len) = (range.start, range.len());
+        let run = if len == batch.num_rows() {
+            batch.clone()
+        } else {
+            batch.slice(offset, len)
+        };
+        self.push(&run, times.map(|t| &t[range]), watermark, now)
+    }
+
     /// Calls `eval` for every row of `batch`.
-    fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+    fn push(
+        &mut self,
+        batch: &RecordBatch,
+        times: Option<&[i64]>,
+        watermark: Option<i64>,
+        now: i64,
+    ) -> Result<()> {
         let rows = batch.num_rows();
         if rows == 0 {
             return Ok(());
@@ -369,8 +473,16 @@ impl Driver {
             Prefix::Keys => keys,
             Prefix::AllColumns => batch.columns().to_vec(),
         };
+        // `rowtime`: the emitting row's time.
+        let suffix: Vec<ArrayRef> = self
+            .call
+            .event_time
+            .iter()
+            .map(|t| batch.column(t.column).clone())
+            .collect();
         let mut sink = OutputSink {
             prefix: &prefix,
+            suffix: &suffix,
             row_is_struct: self.call.row_is_struct(),
             schema: &self.schema,
             batches: Vec::new(),
@@ -381,7 +493,9 @@ impl Driver {
             rows,
             keys: &slots,
             released: &mut released,
-            now: self.clock.now_millis(),
+            now,
+            times,
+            watermark,
             row: 0,
             chunk: self.batch_size,
             sink: &mut sink,

@@ -9,5 +9,7 @@ pub mod keys;
 pub mod node;
 pub mod output;
 pub mod planner;
+pub mod router;
+pub mod time;
 
 pub use node::PtfNode;

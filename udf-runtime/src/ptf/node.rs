@@ -15,6 +15,9 @@ use udf_core::Semantics;
 
 use super::call::{PtfCall, unique_names};
 
+/// The name of the output column holding event time (Flink's).
+pub const ROWTIME: &str = "rowtime";
+
 #[derive(Clone, Debug)]
 pub struct PtfNode {
     pub input: LogicalPlan,
@@ -35,6 +38,17 @@ impl PtfNode {
             _ => Vec::new(),
         };
         fields.extend(call.function_fields()?.into_iter().map(Arc::new));
+        // With event time, `rowtime`: the time of the row (or timer) that emitted.
+        if let Some(event_time) = &call.event_time {
+            let field = input_schema.field(event_time.column);
+            fields.push(Arc::new(
+                field
+                    .as_ref()
+                    .clone()
+                    .with_name(ROWTIME)
+                    .with_nullable(false),
+            ));
+        }
         let mut names: Vec<String> = fields.iter().map(|f| f.name().clone()).collect();
         unique_names(&mut names);
         let fields: Vec<(Option<TableReference>, FieldRef)> = fields
@@ -153,6 +167,18 @@ pub fn describe(call: &PtfCall) -> String {
     if !call.spec.state.is_empty() {
         let state: Vec<String> = call.spec.state.iter().map(ToString::to_string).collect();
         text.push_str(&format!(" state=[{}]", state.join(", ")));
+    }
+    if let Some(event_time) = &call.event_time {
+        text.push_str(&format!(
+            " on_time={} watermark={} - {} ms ({})",
+            event_time.name,
+            event_time.name,
+            event_time.delay_millis,
+            match event_time.emission {
+                super::time::WatermarkEmission::EveryRow => "after every row",
+                super::time::WatermarkEmission::EveryBatch => "after every batch",
+            }
+        ));
     }
     if let Some(uid) = &call.uid {
         text.push_str(&format!(" uid={uid}"));

@@ -1,6 +1,6 @@
 //! The output batches of a processor: the columns that come from the input row (PARTITION
 //! BY keys, or every column when passed through), taken by the row that emitted, then the
-//! function's columns.
+//! function's columns, then the emitting row's time (`rowtime`) with event time.
 
 use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::take;
@@ -10,6 +10,8 @@ use udf_core::{Error, RowSink};
 pub struct OutputSink<'a> {
     /// Input columns copied into the output, row by row.
     pub prefix: &'a [ArrayRef],
+    /// Input columns copied after the function's (`rowtime`).
+    pub suffix: &'a [ArrayRef],
     pub row_is_struct: bool,
     pub schema: &'a SchemaRef,
     pub batches: Vec<RecordBatch>,
@@ -27,6 +29,9 @@ impl RowSink for OutputSink<'_> {
             columns.extend(rows.as_struct().columns().iter().cloned());
         } else {
             columns.push(rows);
+        }
+        for column in self.suffix {
+            columns.push(take(column.as_ref(), &indices, None)?);
         }
         self.batches
             .push(RecordBatch::try_new(self.schema.clone(), columns)?);

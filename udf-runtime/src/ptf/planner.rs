@@ -13,19 +13,23 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::Schema;
+use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use datafusion::common::{Column, DFSchema, Result, ScalarValue, plan_datafusion_err, plan_err};
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::planner::RelationPlannerContext;
 use datafusion::logical_expr::{EmptyRelation, Expr, ExprSchemable, Extension, LogicalPlan, cast};
 use datafusion::physical_expr::create_physical_expr;
-use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, FunctionArg, FunctionArgExpr, TableFactor};
+use datafusion::sql::sqlparser::ast::{
+    Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, TableFactor,
+};
 use udf_core::ptf::ProcessTableFunction;
 use udf_core::types::{DataType, TypeKind};
 use udf_core::{ArgSpec, ArgType, FunctionSpec, Metrics, OutputType, Semantics, TableArg};
 
 use super::call::{PtfCall, TableBinding};
 use super::node::PtfNode;
+use super::time::{EventTime, Watermarks};
 use crate::sql::set_semantics::{TableArgument, table_argument};
 
 /// System arguments every PTF takes.
@@ -37,6 +41,8 @@ pub struct PtfArguments<'a> {
     pub name: &'a str,
     pub spec: &'a Arc<FunctionSpec>,
     pub function: &'a Arc<dyn ProcessTableFunction>,
+    /// The session's declared watermarks (for `on_time`).
+    pub watermarks: &'a Watermarks,
     pub metrics: &'a Metrics,
 }
 
@@ -58,6 +64,7 @@ impl PtfArguments<'_> {
         let declared = &signature.args;
         let mut bound: Vec<Option<Given>> = declared.iter().map(|_| None).collect();
         let mut uid = None;
+        let mut on_time = None;
         let mut positional = 0;
         let mut named_seen = false;
         for arg in args {
@@ -104,9 +111,8 @@ impl PtfArguments<'_> {
                         continue;
                     }
                     if arg_name.eq_ignore_ascii_case(ON_TIME) {
-                        return plan_err!(
-                            "`{name}`: `on_time` (event time and timers) is not supported yet"
-                        );
+                        on_time = Some(descriptor(name, given)?);
+                        continue;
                     }
                     match declared
                         .iter()
@@ -180,7 +186,68 @@ impl PtfArguments<'_> {
             }
         }
 
-        self.build(input, table, scalars, uid)
+        let event_time = self.event_time(on_time, input.as_ref())?;
+        self.build(input, table, scalars, uid, event_time)
+    }
+
+    /// The `on_time` column of the table argument and its declared watermark; an error if
+    /// the function requires one and the call names none.
+    pub fn event_time(
+        &self,
+        on_time: Option<String>,
+        input: Option<&LogicalPlan>,
+    ) -> Result<Option<EventTime>> {
+        let name = self.name;
+        let table = self.spec.table_args().next();
+        let Some(column) = on_time else {
+            if let Some((_, arg, traits)) = table
+                && traits.require_on_time
+            {
+                return plan_err!(
+                    "table argument `{}` of `{name}` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`",
+                    arg.name
+                );
+            }
+            return Ok(None);
+        };
+        let (Some(input), Some((_, arg, _))) = (input, table) else {
+            return plan_err!("`{name}` takes no table, so `on_time` has nothing to refer to");
+        };
+        let schema = input.schema();
+        let Some(index) = schema
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(&column))
+        else {
+            return plan_err!(
+                "`on_time` of `{name}` names `{column}`, which is not a column of table argument `{}`",
+                arg.name
+            );
+        };
+        let field = schema.field(index);
+        if !matches!(
+            field.data_type(),
+            ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _)
+        ) {
+            return plan_err!(
+                "`on_time` of `{name}` must name a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3; `{column}` is {}",
+                field.data_type()
+            );
+        }
+        let (qualifier, _) = schema.qualified_field(index);
+        let spec = qualifier.and_then(|q| self.watermarks.of(q.table(), field.name()));
+        let Some(spec) = spec else {
+            return plan_err!(
+                "`{column}` has no watermark, so it cannot be the time of `{name}`: declare one with `session.declare_watermark(\"{}\", \"{column}\", delay)`",
+                qualifier.map_or("<table>", |q| q.table())
+            );
+        };
+        Ok(Some(EventTime {
+            name: field.name().clone(),
+            column: index,
+            delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
+            emission: spec.emission,
+        }))
     }
 
     /// A DataFrame call: `input` is the table argument, partitioned by `keys`; scalar
@@ -243,7 +310,8 @@ impl PtfArguments<'_> {
                 "`{name}` takes no table argument: call it in SQL, as `SELECT * FROM {name}(...)`"
             );
         }
-        self.build(Some(input), table, scalars, uid)
+        let event_time = self.event_time(None, Some(&input))?;
+        self.build(Some(input), table, scalars, uid, event_time)
     }
 
     /// The call's node over `input` (the table argument's plan, if the function has one).
@@ -253,6 +321,7 @@ impl PtfArguments<'_> {
         table: Option<TableBinding>,
         scalars: Vec<ScalarValue>,
         uid: Option<String>,
+        event_time: Option<EventTime>,
     ) -> Result<LogicalPlan> {
         let name = self.name;
         let signature = &self.spec.signatures[0];
@@ -276,6 +345,7 @@ impl PtfArguments<'_> {
             table,
             row_type,
             uid,
+            event_time,
         };
         let node = PtfNode::try_new(input, call)?;
         Ok(LogicalPlan::Extension(Extension {
@@ -406,11 +476,6 @@ impl PtfArguments<'_> {
             }
             _ => {}
         }
-        if traits.require_on_time {
-            return plan_err!(
-                "table argument `{arg}` of `{name}` requires a time attribute (`on_time`), which is not supported yet"
-            );
-        }
         let schema = input.schema().clone();
         for key in &keys {
             if !matches!(key, Expr::Column(_)) {
@@ -500,6 +565,34 @@ fn not_constant(name: &str, spec: &ArgSpec, detail: String) -> datafusion::commo
         "argument `{}` of `{name}` must be a constant: {detail}",
         spec.name
     )
+}
+
+/// `DESCRIPTOR(ts)`: the column it names.
+fn descriptor(name: &str, given: Given) -> Result<String> {
+    let wrong = || {
+        plan_datafusion_err!(
+            "`on_time` of `{name}` takes a column descriptor: `on_time => DESCRIPTOR(ts)`"
+        )
+    };
+    let Given::Value(value) = given else {
+        return Err(wrong());
+    };
+    let SqlExpr::Function(function) = *value else {
+        return Err(wrong());
+    };
+    if !function.name.to_string().eq_ignore_ascii_case("descriptor") {
+        return Err(wrong());
+    }
+    let FunctionArguments::List(list) = &function.args else {
+        return Err(wrong());
+    };
+    match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident)))] => {
+            Ok(ident.value.clone())
+        }
+        [_, _, ..] => plan_err!("`on_time` of `{name}` names one time column (one table argument)"),
+        _ => Err(wrong()),
+    }
 }
 
 /// NULL of an omitted optional argument's type.

@@ -56,6 +56,7 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                 keys,
                 row,
                 Arc::new(node.schema.as_arrow().clone()),
+                session.config().target_partitions(),
             ))));
         }
         let Some(node) = node.as_any().downcast_ref::<TableAggregateNode>() else {

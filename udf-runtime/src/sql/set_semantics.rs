@@ -29,6 +29,7 @@ use crate::table_aggregate::EmitMode;
 pub struct SetSemanticsPlanner {
     pub catalog: Arc<Catalog>,
     pub metrics: udf_core::Metrics,
+    pub watermarks: Arc<crate::ptf::time::Watermarks>,
 }
 
 /// A table argument as parsed: the query and its PARTITION BY keys.
@@ -97,6 +98,7 @@ impl RelationPlanner for SetSemanticsPlanner {
                     name: &entry.name,
                     spec: &entry.spec,
                     function,
+                    watermarks: &self.watermarks,
                     metrics: &self.metrics,
                 };
                 let plan = call.plan(&args.args, context)?;

@@ -1,0 +1,152 @@
+//! Event time (rules 25, 30): `on_time => DESCRIPTOR(ts)` over a table with a declared
+//! watermark, `rowtime` in the output, `time()` and `current_watermark()` in `eval`, and
+//! watermarks combined over input partitions.
+
+use std::time::Duration;
+
+use udf_core::Value;
+use udf_core::prelude::*;
+
+use crate::row;
+use crate::support::{column, error, partitioned_session, rows, session_with_partitions, strs};
+
+/// Emits the row's time and the watermark it was processed under, in milliseconds.
+#[ptf(name = "Clock")]
+#[data_type("ROW<t BIGINT, wm BIGINT>")]
+fn clock(
+    ctx: &mut Context,
+    #[argument(set_semantic_table, optional_partition_by, require_on_time)] input: Row,
+    out: &mut Collector<Row>,
+) {
+    let _ = input;
+    let tc = ctx.time_context();
+    let time = tc.time().map(|t| t.timestamp_millis());
+    let watermark = tc.current_watermark().map(|w| w.timestamp_millis());
+    out.collect(Row::of([time.into(), watermark.into()]));
+}
+
+/// `events(k, ts)` with `ts` from epoch milliseconds.
+fn events(keys: &[&str], millis: &[i64]) -> Vec<crate::support::Column> {
+    let keys: Vec<Option<&str>> = keys.iter().map(|k| Some(*k)).collect();
+    vec![
+        column("k", "STRING", strs(&keys)),
+        column(
+            "ts",
+            "TIMESTAMP_LTZ(3)",
+            millis
+                .iter()
+                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
+                .collect(),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn rows_see_their_time_and_the_watermark_before_them() {
+    let session = session_with_partitions(
+        "events",
+        &events(&["a", "b", "a", "b"], &[1000, 5000, 3000, 7000]),
+        1,
+    );
+    session.declare_watermark("events", "ts", Duration::from_millis(500));
+    session.register(clock).unwrap();
+    // (A millisecond timestamp cast to BIGINT is its epoch milliseconds.)
+    let sql = "SELECT k, t, wm, CAST(rowtime AS BIGINT) AS r \
+               FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
+    // The watermark after each row is max(ts seen) - 500 ms; the row at 3000 is late and
+    // still reaches eval (rule 30). `rowtime` is the row's time.
+    assert_eq!(
+        rows(&session, sql).await,
+        vec![
+            row!["a", 1000_i64, None::<i64>, 1000_i64],
+            row!["b", 5000_i64, 500_i64, 5000_i64],
+            row!["a", 3000_i64, 4500_i64, 3000_i64],
+            row!["b", 7000_i64, 4500_i64, 7000_i64],
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_output_ends_with_rowtime_of_the_time_columns_type() {
+    let session = session_with_partitions("events", &events(&["a"], &[1000]), 1);
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    session.register(clock).unwrap();
+    let types = crate::support::column_types(
+        &session,
+        "SELECT * FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(
+        types,
+        ["STRING", "BIGINT", "BIGINT", "TIMESTAMP_LTZ(3) NOT NULL"]
+    );
+}
+
+#[tokio::test]
+async fn the_watermark_is_the_minimum_over_input_partitions() {
+    // Dealt round-robin over two partitions: partition 0 gets 10 s, 20 s, ...; partition 1
+    // gets 1 s, 2 s, 3 s. One processor (no PARTITION BY) hears from both.
+    let millis = [10_000, 1000, 20_000, 2000, 30_000, 3000, 40_000, 50_000];
+    let keys = ["x"; 8];
+    let session = partitioned_session("events", &events(&keys, &millis), 2);
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    session.register(clock).unwrap();
+    let seen = rows(
+        &session,
+        "SELECT t, wm FROM Clock(input => TABLE events, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(seen.len(), 8);
+    let watermarks: Vec<Option<i64>> = seen.iter().map(|r| r[1].as_i64()).collect();
+    // Until partition 1 ends the slower partition holds the watermark at 3 s at most; once
+    // it has ended only partition 0 counts. None until both have reported.
+    assert_eq!(watermarks[0], None, "{seen:?}");
+    for w in watermarks.iter().flatten() {
+        assert!(*w <= 3000 || *w >= 10_000, "{seen:?}");
+    }
+    let known: Vec<i64> = watermarks.iter().flatten().copied().collect();
+    assert!(known.windows(2).all(|w| w[0] <= w[1]), "monotone: {seen:?}");
+}
+
+#[tokio::test]
+async fn event_time_errors_name_what_to_declare() {
+    let session = session_with_partitions("events", &events(&["a"], &[1000]), 1);
+    session.register(clock).unwrap();
+    let no_watermark = error(
+        &session,
+        "SELECT * FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert!(
+        no_watermark.contains("`ts` has no watermark, so it cannot be the time of `clock`: declare one with `session.declare_watermark(\"events\", \"ts\", delay)`"),
+        "{no_watermark}"
+    );
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    let required = error(
+        &session,
+        "SELECT * FROM Clock(input => TABLE events PARTITION BY k)",
+    )
+    .await;
+    assert!(
+        required.contains("table argument `input` of `clock` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`"),
+        "{required}"
+    );
+    let not_time = error(
+        &session,
+        "SELECT * FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(k))",
+    )
+    .await;
+    assert!(
+        not_time.contains("must name a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3"),
+        "{not_time}"
+    );
+    let unknown = error(
+        &session,
+        "SELECT * FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(nope))",
+    )
+    .await;
+    assert!(
+        unknown.contains("`on_time` of `clock` names `nope`, which is not a column"),
+        "{unknown}"
+    );
+}
