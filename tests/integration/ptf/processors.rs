@@ -38,3 +38,30 @@ async fn equal_keys_meet_in_one_processor() {
         .sort_by(|a, b| (a[0].to_string(), a[1].as_i64()).cmp(&(b[0].to_string(), b[1].as_i64())));
     assert_eq!(counted, expected);
 }
+
+#[tokio::test]
+async fn processors_can_be_read_one_after_the_other() {
+    use futures::StreamExt;
+    use udf_runtime::datafusion::physical_plan::ExecutionPlanProperties;
+
+    // Far more batches (one row each) than the routing queues hold: reading processor 1 to its end before
+    // processor 0 must not wait on processor 0 being read.
+    let keys: Vec<String> = (0..20_000).map(|i| format!("k{}", i % 1000)).collect();
+    let keys: Vec<Option<&str>> = keys.iter().map(|k| Some(k.as_str())).collect();
+    let session = partitioned_session("t", &[column("k", "STRING", strs(&keys))], 2);
+    session.register(counter).unwrap();
+    let df = session
+        .sql("SELECT * FROM Counter(input => TABLE t PARTITION BY k)")
+        .await
+        .unwrap();
+    let plan = df.create_physical_plan().await.unwrap();
+    assert_eq!(plan.output_partitioning().partition_count(), 2);
+    let mut total = 0;
+    for partition in [1, 0] {
+        let mut stream = plan.execute(partition, session.task_ctx()).unwrap();
+        while let Some(batch) = stream.next().await {
+            total += batch.unwrap().num_rows();
+        }
+    }
+    assert_eq!(total, 20_000);
+}

@@ -264,7 +264,7 @@ impl ExecutionPlan for PtfExec {
                     let message = if driver.ended == messages.sources {
                         None
                     } else {
-                        messages.messages.recv().await
+                        messages.next().await
                     };
                     match message {
                         Some(Ok(message)) => {

@@ -5,6 +5,7 @@
 pub mod call;
 pub mod clock;
 pub mod exec;
+pub mod gate;
 pub mod keys;
 pub mod node;
 pub mod output;

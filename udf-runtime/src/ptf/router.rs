@@ -4,8 +4,11 @@
 //! One task per input partition hashes each batch's PARTITION BY keys and sends every
 //! processor its rows, with the watermark of that input partition in force before each row
 //! and after the batch. A processor that gets no rows of a batch still hears of a watermark
-//! that advanced; the end of an input partition is its watermark +∞.
+//! that advanced; the end of an input partition is its watermark +∞. Queues are kept short
+//! by the gate (gate.rs). A processor fed by one input partition only (row semantics, or one
+//! partition and one processor) routes it where it reads it, without a task or a queue.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
@@ -14,15 +17,19 @@ use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type, TimeUnit};
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::{DataFusionError, Result, exec_err};
-use datafusion::execution::TaskContext;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use futures::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::clock::SessionClock;
+use super::gate::Gate;
 use super::time::{EventTime, WatermarkEmission};
 use udf_core::ptf::ProcessingClock;
+
+/// Messages a processor may have waiting before senders slow down (see `gate.rs`).
+const QUEUED_MESSAGES: usize = 4;
 
 /// Fixed, so a key goes to the same processor in every run.
 const ROUTING_STATE: RandomState = RandomState::with_seed(0x5eed);
@@ -62,15 +69,78 @@ pub struct Router {
 
 struct Run {
     receivers: Vec<Option<UnboundedReceiver<Result<Routed>>>>,
+    gate: Arc<Gate>,
     tasks: Arc<Vec<SpawnedTask<()>>>,
 }
 
-/// A processor's end of the routing: its messages, and the tasks feeding it (stopped when
-/// every processor has dropped its end).
+/// A processor's end of the routing.
 pub struct Inbox {
-    pub messages: UnboundedReceiver<Result<Routed>>,
+    source: Source,
+    /// Input partitions feeding this processor.
     pub sources: usize,
-    _tasks: Arc<Vec<SpawnedTask<()>>>,
+}
+
+enum Source {
+    /// Messages from routing tasks, and the tasks (stopped when every processor has dropped
+    /// its end).
+    Channel {
+        messages: UnboundedReceiver<Result<Routed>>,
+        /// The queue this inbox reads, in the gate.
+        queue: usize,
+        gate: Arc<Gate>,
+        _tasks: Arc<Vec<SpawnedTask<()>>>,
+    },
+    /// The processor's only input partition, routed where it is read (no task, no queue).
+    Direct {
+        stream: Option<SendableRecordBatchStream>,
+        routing: SourceRouting,
+        pending: VecDeque<Routed>,
+    },
+}
+
+impl Inbox {
+    /// The next message; `None` once every source has ended.
+    pub async fn next(&mut self) -> Option<Result<Routed>> {
+        match &mut self.source {
+            Source::Channel {
+                messages,
+                queue,
+                gate,
+                ..
+            } => {
+                let message = messages.recv().await?;
+                gate.leave(*queue);
+                Some(message)
+            }
+            Source::Direct {
+                stream,
+                routing,
+                pending,
+            } => loop {
+                if let Some(message) = pending.pop_front() {
+                    return Some(Ok(message));
+                }
+                let input = stream.as_mut()?;
+                match input.next().await {
+                    Some(Ok(batch)) => {
+                        if let Err(error) = routing.route(&batch) {
+                            *stream = None;
+                            return Some(Err(error));
+                        }
+                        pending.extend(routing.outbox.drain(..).map(|(_, m)| m));
+                    }
+                    Some(Err(error)) => {
+                        *stream = None;
+                        return Some(Err(error));
+                    }
+                    None => {
+                        *stream = None;
+                        return Some(Ok(Routed::End { source: 0 }));
+                    }
+                }
+            },
+        }
+    }
 }
 
 impl std::fmt::Debug for Router {
@@ -103,6 +173,24 @@ impl Router {
     /// routing task per input partition.
     pub fn inbox(&self, processor: usize, context: Arc<TaskContext>) -> Result<Inbox> {
         let clock = SessionClock::of(context.session_config());
+        let sources = self.input.output_partitioning().partition_count();
+        if self.as_is || (sources == 1 && self.processors == 1) {
+            let partition = if self.as_is { processor } else { 0 };
+            return Ok(Inbox {
+                source: Source::Direct {
+                    stream: Some(self.input.execute(partition, context)?),
+                    routing: SourceRouting::new(
+                        0,
+                        self.keys.clone(),
+                        self.event_time.clone(),
+                        1,
+                        clock,
+                    ),
+                    pending: VecDeque::new(),
+                },
+                sources: 1,
+            });
+        }
         let mut run = self.run.lock().unwrap_or_else(|p| p.into_inner());
         let taken = run
             .as_ref()
@@ -112,15 +200,15 @@ impl Router {
         }
         let run = run.as_mut().expect("started above");
         Ok(Inbox {
-            messages: run.receivers[processor]
-                .take()
-                .expect("a fresh run has every receiver"),
-            sources: if self.as_is {
-                1
-            } else {
-                self.input.output_partitioning().partition_count()
+            source: Source::Channel {
+                messages: run.receivers[processor]
+                    .take()
+                    .expect("a fresh run has every receiver"),
+                queue: processor,
+                gate: run.gate.clone(),
+                _tasks: run.tasks.clone(),
             },
-            _tasks: run.tasks.clone(),
+            sources,
         })
     }
 
@@ -128,41 +216,37 @@ impl Router {
         let (senders, receivers): (Vec<_>, Vec<_>) =
             (0..self.processors).map(|_| unbounded_channel()).unzip();
         let sources = self.input.output_partitioning().partition_count();
+        let gate = Gate::new(self.processors, QUEUED_MESSAGES);
         let mut tasks = Vec::with_capacity(sources);
         for source in 0..sources {
             let stream = self.input.execute(source, context.clone())?;
-            // As is, a processor hears only of its own input partition (source 0 to it).
-            let (senders, source) = if self.as_is {
-                (vec![senders[source].clone()], 0)
-            } else {
-                (senders.clone(), source)
-            };
-            let keys = self.keys.clone();
-            let event_time = self.event_time.clone();
-            let clock = clock.clone();
-            tasks.push(SpawnedTask::spawn(async move {
-                let mut routing = SourceRouting {
+            let mut sending = Sending {
+                senders: senders.clone(),
+                gate: gate.clone(),
+                routing: SourceRouting::new(
                     source,
-                    keys,
-                    event_time,
-                    senders,
-                    clock,
-                    max_time: None,
-                    hashes: Vec::new(),
-                };
+                    self.keys.clone(),
+                    self.event_time.clone(),
+                    self.processors,
+                    clock.clone(),
+                ),
+            };
+            tasks.push(SpawnedTask::spawn(async move {
                 let mut stream = stream;
                 while let Some(batch) = stream.next().await {
-                    let outcome = batch.and_then(|batch| routing.route(&batch));
+                    let outcome = batch.and_then(|batch| sending.routing.route(&batch));
                     if let Err(error) = outcome {
-                        routing.fail(error);
+                        sending.fail(error);
                         return;
                     }
+                    sending.send().await;
                 }
-                routing.end();
+                sending.end();
             }));
         }
         Ok(Run {
             receivers: receivers.into_iter().map(Some).collect(),
+            gate,
             tasks: Arc::new(tasks),
         })
     }
@@ -173,7 +257,9 @@ struct SourceRouting {
     source: usize,
     keys: Vec<Arc<dyn PhysicalExpr>>,
     event_time: Option<EventTime>,
-    senders: Vec<UnboundedSender<Result<Routed>>>,
+    processors: usize,
+    /// Messages of the latest batch, by processor.
+    outbox: Vec<(usize, Routed)>,
     clock: Arc<dyn ProcessingClock>,
     /// The largest row time seen.
     max_time: Option<i64>,
@@ -181,6 +267,25 @@ struct SourceRouting {
 }
 
 impl SourceRouting {
+    fn new(
+        source: usize,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        event_time: Option<EventTime>,
+        processors: usize,
+        clock: Arc<dyn ProcessingClock>,
+    ) -> Self {
+        SourceRouting {
+            source,
+            keys,
+            event_time,
+            processors,
+            outbox: Vec::new(),
+            clock,
+            max_time: None,
+            hashes: Vec::new(),
+        }
+    }
+
     fn watermark(&self) -> Option<i64> {
         let delay = self.event_time.as_ref().map_or(0, |t| t.delay_millis);
         self.max_time.map(|t| t.saturating_sub(delay))
@@ -188,7 +293,7 @@ impl SourceRouting {
 
     fn route(&mut self, batch: &RecordBatch) -> Result<()> {
         let rows = batch.num_rows();
-        let processors = self.senders.len();
+        let processors = self.processors;
         // Row times and the watermark before each row.
         let (times, before) = match &self.event_time {
             Some(event_time) => {
@@ -247,23 +352,42 @@ impl SourceRouting {
                     take_record_batch(batch, &UInt32Array::from(rows))?
                 },
             };
-            // A processor that is gone (its query stopped) needs nothing more.
-            let _ = self.senders[processor].send(Ok(message));
+            self.outbox.push((processor, message));
         }
         Ok(())
     }
+}
+
+/// A routing task's sending side: a channel per processor, behind the gate.
+struct Sending {
+    senders: Vec<UnboundedSender<Result<Routed>>>,
+    gate: Arc<Gate>,
+    routing: SourceRouting,
+}
+
+impl Sending {
+    /// Hands the latest batch's messages on, waiting where a processor is behind.
+    async fn send(&mut self) {
+        for (processor, message) in std::mem::take(&mut self.routing.outbox) {
+            self.gate.enter(processor).await;
+            // A processor that is gone (its query stopped) needs nothing more.
+            let _ = self.senders[processor].send(Ok(message));
+        }
+    }
 
     fn end(&self) {
-        for sender in &self.senders {
+        for (processor, sender) in self.senders.iter().enumerate() {
+            self.gate.enter_now(processor);
             let _ = sender.send(Ok(Routed::End {
-                source: self.source,
+                source: self.routing.source,
             }));
         }
     }
 
     fn fail(&self, error: DataFusionError) {
         let text = error.to_string();
-        for sender in &self.senders {
+        for (processor, sender) in self.senders.iter().enumerate() {
+            self.gate.enter_now(processor);
             let _ = sender.send(Err(DataFusionError::Execution(text.clone())));
         }
     }
