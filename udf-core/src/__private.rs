@@ -17,8 +17,9 @@ pub use crate::convert::{
 };
 pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::ptf::{
-    CallInfo, Context, ListView, MapView, ProcessCall, ProcessTableFunction, Processor,
-    ProcessorSetup, StateBackend, StateItem, StateKey, StateValue, ValueStates, ViewStates,
+    CallInfo, Context, FiredTimer, ListView, MapView, OnTimerContext, ProcessCall,
+    ProcessTableFunction, Processor, ProcessorSetup, StateBackend, StateItem, StateKey, StateValue,
+    TimerCall, ValueStates, ViewStates,
 };
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use crate::spec::{

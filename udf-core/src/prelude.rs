@@ -1,7 +1,7 @@
 //! `use udf_core::prelude::*;` — everything a function author needs.
 
 pub use crate::ptf::{
-    Context, ListView, MapView, ProcessTableFunction, TableSemantics, TimeContext,
+    Context, ListView, MapView, OnTimerContext, ProcessTableFunction, TableSemantics, TimeContext,
 };
 pub use crate::{
     AggregateFunction, AsyncScalarFunction, AsyncTableFunction, CallContext, Collector, DataType,

@@ -48,6 +48,8 @@ pub struct FunctionSpec {
     pub capabilities: Capabilities,
     /// State entries, in declaration order (process table functions).
     pub state: Vec<StateSpec>,
+    /// Whether the function has `on_timer` (process table functions).
+    pub on_timer: bool,
 }
 
 /// What an aggregate function can do beyond accumulating.
@@ -70,7 +72,13 @@ impl FunctionSpec {
             description: None,
             capabilities: Capabilities::default(),
             state: Vec::new(),
+            on_timer: false,
         }
+    }
+
+    pub fn on_timer(mut self, on_timer: bool) -> Self {
+        self.on_timer = on_timer;
+        self
     }
 
     pub fn state(mut self, state: StateSpec) -> Self {

@@ -155,8 +155,8 @@ pub fn generic_args<'a>(ty: &'a Type, name: &str) -> Option<Vec<&'a Type>> {
     )
 }
 
-/// `&Context` / `&mut Context` (any path ending in `Context`) → whether it is `&mut`.
-pub fn context_reference(ty: &Type) -> Option<bool> {
+/// `&Name` / `&mut Name` (any path ending in `Name`, e.g. `Context`) → whether it is `&mut`.
+pub fn context_reference(ty: &Type, name: &str) -> Option<bool> {
     let Type::Reference(r) = ty else { return None };
-    generic_args(&r.elem, "Context").map(|_| r.mutability.is_some())
+    generic_args(&r.elem, name).map(|_| r.mutability.is_some())
 }

@@ -31,3 +31,40 @@ pub fn repeat_rows(
         out.collect(Row::of([i.into(), v.map(|v| v.wrapping_mul(2)).into()]));
     }
 }
+
+/// `Udfs.Timeout`: every row (re)registers the named timer `timeout` at `time + gap_ms`
+/// (5 s when NULL); `on_timer` emits how many rows came since the last timeout, and when.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timeout;
+
+#[ptf(name = "Timeout")]
+impl Timeout {
+    #[data_type("ROW<seen BIGINT, fired_at BIGINT>")]
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[state] state: &mut CountState,
+        #[argument(set_semantic_table, require_on_time)] input: Row,
+        #[argument(name = "gap_ms", optional, type = "BIGINT")] gap_ms: Option<i64>,
+        out: &mut Collector<Row>,
+    ) {
+        let _ = (input, out);
+        state.count += 1;
+        let gap = gap_ms.unwrap_or(5000);
+        let mut time = ctx.time_context();
+        if let Some(now) = time.time_millis() {
+            time.register_on_time_millis("timeout", now + gap);
+        }
+    }
+
+    fn on_timer(
+        &self,
+        ctx: &mut OnTimerContext,
+        #[state] state: &mut CountState,
+        out: &mut Collector<Row>,
+    ) {
+        let fired_at = ctx.time_context().time_millis();
+        out.collect(Row::of([state.count.into(), fired_at.into()]));
+        state.count = 0;
+    }
+}

@@ -8,3 +8,4 @@ pub mod history;
 pub mod my_ptf;
 pub mod scalar_arguments;
 pub mod threshold;
+pub mod timer;

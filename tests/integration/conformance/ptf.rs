@@ -20,3 +20,15 @@ async fn ptf_row_semantics() {
     session.register(repeat_rows).unwrap();
     check(&case, &session).await;
 }
+
+#[tokio::test]
+async fn ptf_named_timer_timeout() {
+    let case = load("ptf_named_timer_timeout");
+    let session = session_as_flink(&case);
+    // The case's watermark: after every row, max(ts seen) - 0 ms; +inf at the end.
+    session.declare_watermark(&case.input.view_name, "ts", std::time::Duration::ZERO);
+    session
+        .register(udf_examples::ptf::conformance::Timeout)
+        .unwrap();
+    check(&case, &session).await;
+}

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::Error;
+use crate::ptf::timers::{FiredTimer, TimerRequest};
 use crate::types::DataType;
 
 /// How one table argument was passed (Flink's `TableSemantics`).
@@ -47,6 +48,8 @@ pub struct CallInfo {
     pub tables: Vec<TableSemantics>,
     /// The state entries' names, in declaration order.
     pub state: Vec<String>,
+    /// Whether the function has `on_timer` (and so may register timers).
+    pub on_timer: bool,
 }
 
 /// The context of one `eval` call.
@@ -59,6 +62,8 @@ pub struct Context<'a> {
     time: Option<i64>,
     /// The processor's watermark (epoch ms), once every input has reported one.
     watermark: Option<i64>,
+    /// Timer requests, applied after the call.
+    timers: Vec<TimerRequest>,
 }
 
 impl<'a> Context<'a> {
@@ -76,6 +81,7 @@ impl<'a> Context<'a> {
             error: None,
             time,
             watermark,
+            timers: Vec::new(),
         }
     }
 
@@ -115,10 +121,10 @@ impl<'a> Context<'a> {
         self.cleared = u64::MAX;
     }
 
-    /// Clears all state of the current key once this call returns (and, once PTFs have
-    /// timers, its timers).
+    /// Clears all state and every timer of the current key once this call returns.
     pub fn clear_all(&mut self) {
         self.clear_all_state();
+        self.timers.push(TimerRequest::ClearAll);
     }
 
     /// Whether state entry `index` is to be cleared.
@@ -126,6 +132,24 @@ impl<'a> Context<'a> {
     #[inline]
     pub fn is_cleared(&self, index: usize) -> bool {
         self.cleared & (1 << index) != 0
+    }
+
+    /// The timer requests of the call, in order.
+    #[doc(hidden)]
+    #[inline]
+    pub fn take_timer_requests(&mut self) -> Vec<TimerRequest> {
+        std::mem::take(&mut self.timers)
+    }
+
+    fn request_timer(&mut self, request: TimerRequest) {
+        if self.info.on_timer {
+            self.timers.push(request);
+        } else if self.error.is_none() {
+            self.error = Some(Error::msg(format!(
+                "`{}` registers a timer but has no `on_timer` method to fire it",
+                self.info.function
+            )));
+        }
     }
 
     /// An error a request made during the call.
@@ -170,5 +194,81 @@ impl TimeContext<'_, '_> {
     pub fn table_watermark(&self, name: &str) -> Option<DateTime<Utc>> {
         self.context.table_semantics_for(name)?;
         self.current_watermark()
+    }
+
+    /// Registers the timer `name` at `time`, replacing the key's timer of that name. It
+    /// fires once the watermark reaches `time`; a time at or before the watermark fires at
+    /// the next advance (rules 26–28).
+    pub fn register_on_time(&mut self, name: &str, time: DateTime<Utc>) {
+        self.register_on_time_millis(name, time.timestamp_millis());
+    }
+
+    /// [`TimeContext::register_on_time`] with the time in epoch milliseconds.
+    pub fn register_on_time_millis(&mut self, name: &str, time: i64) {
+        self.context.request_timer(TimerRequest::Register {
+            name: Some(name.to_owned()),
+            time,
+        });
+    }
+
+    /// Registers an unnamed timer at `time` (at most one per key and time).
+    pub fn register_on_time_unnamed(&mut self, time: DateTime<Utc>) {
+        self.context.request_timer(TimerRequest::Register {
+            name: None,
+            time: time.timestamp_millis(),
+        });
+    }
+
+    /// Deletes the key's timer `name`.
+    pub fn clear_timer(&mut self, name: &str) {
+        self.context
+            .request_timer(TimerRequest::ClearNamed(name.to_owned()));
+    }
+
+    /// Deletes the key's unnamed timer at `time`.
+    pub fn clear_timer_at(&mut self, time: DateTime<Utc>) {
+        self.context
+            .request_timer(TimerRequest::ClearAt(time.timestamp_millis()));
+    }
+
+    /// Deletes every timer of the key.
+    pub fn clear_all_timers(&mut self) {
+        self.context.request_timer(TimerRequest::ClearAll);
+    }
+}
+
+/// The context of an `on_timer` call: a [`Context`] whose time is the timer's, and the
+/// timer's name (Flink's `OnTimerContext`).
+pub struct OnTimerContext<'a> {
+    context: Context<'a>,
+    timer: Option<&'a str>,
+}
+
+impl<'a> OnTimerContext<'a> {
+    #[doc(hidden)]
+    pub fn new(info: &'a CallInfo, timer: &'a FiredTimer, watermark: Option<i64>) -> Self {
+        OnTimerContext {
+            context: Context::at(info, Some(timer.time), watermark),
+            timer: timer.name.as_deref(),
+        }
+    }
+
+    /// The name of the timer that fired (`None` for an unnamed timer).
+    pub fn current_timer(&self) -> Option<&str> {
+        self.timer
+    }
+}
+
+impl<'a> std::ops::Deref for OnTimerContext<'a> {
+    type Target = Context<'a>;
+
+    fn deref(&self) -> &Context<'a> {
+        &self.context
+    }
+}
+
+impl std::ops::DerefMut for OnTimerContext<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.context
     }
 }

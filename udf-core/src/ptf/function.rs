@@ -7,6 +7,7 @@ use crate::Error;
 use crate::context::FunctionContext;
 use crate::ptf::context::CallInfo;
 use crate::ptf::state::StateBackend;
+use crate::ptf::timers::{TimerCall, Timers};
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::table::RowSink;
@@ -51,6 +52,12 @@ pub trait Processor: Send {
     /// Calls `eval` for every row of `call`, in order.
     fn process(&mut self, call: &mut ProcessCall<'_>) -> Result<(), Error>;
 
+    /// Calls `on_timer` for every timer of `call` still registered, in order.
+    fn on_timer(&mut self, call: &mut TimerCall<'_>) -> Result<(), Error> {
+        let _ = call;
+        Err(Error::msg("this function has no `on_timer`"))
+    }
+
     /// Whether key slot `key` holds no state (so the runtime may give it to another key).
     fn key_is_empty(&self, key: usize) -> bool;
 
@@ -74,6 +81,8 @@ pub struct ProcessCall<'a> {
     pub times: Option<&'a [i64]>,
     /// The processor's watermark while these rows are processed.
     pub watermark: Option<i64>,
+    /// The processor's timers: the requests of each call are applied after it.
+    pub timers: &'a mut dyn Timers,
     /// The row being evaluated, kept up to date so an error or panic can name it.
     pub row: usize,
     /// Emitted rows are handed to `sink` once this many have gathered.

@@ -4,11 +4,13 @@ mod clock;
 mod context;
 mod function;
 mod state;
+mod timers;
 
 pub use clock::{ManualClock, ProcessingClock, SystemClock};
-pub use context::{CallInfo, Context, TableSemantics, TimeContext};
+pub use context::{CallInfo, Context, OnTimerContext, TableSemantics, TimeContext};
 pub use function::{ProcessCall, ProcessTableFunction, Processor, ProcessorSetup};
 pub use state::{
     KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueStates,
     ValueStore, ViewStates, ViewStore,
 };
+pub use timers::{FiredTimer, NoTimers, TimerCall, TimerRequest, Timers};

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::PtfDef;
+use super::model::{PtfEval, StateParam};
 use crate::ctxt::Ctxt;
 
 /// Arguments every PTF call accepts besides the declared ones.
@@ -61,6 +62,10 @@ pub fn check(def: &PtfDef, cx: &Ctxt) {
             );
         }
     }
+    if let Some(timer) = &def.on_timer {
+        check_on_timer(def, timer, set_semantics, cx);
+    }
+
     let mut states: HashMap<&str, ()> = HashMap::new();
     for state in &eval.states {
         if states.insert(&state.name, ()).is_some() {
@@ -69,5 +74,64 @@ pub fn check(def: &PtfDef, cx: &Ctxt) {
                 format!("duplicate state entry name `{}`", state.name),
             );
         }
+    }
+}
+
+/// `on_timer` needs a set-semantics table, declares `eval`'s state entries in the same order
+/// (rule 21) and emits `eval`'s row type.
+fn check_on_timer(def: &PtfDef, timer: &PtfEval, set_semantics: bool, cx: &Ctxt) {
+    let eval = &def.eval;
+    if !set_semantics {
+        cx.error_spanned_by(
+            &timer.ident,
+            "timers need a table argument with set semantics (#[argument(set_semantic_table)]): they are scoped to a key",
+        );
+    }
+    if let Some(through) = eval
+        .args
+        .iter()
+        .find(|a| a.table.as_ref().is_some_and(|t| t.pass_columns_through))
+    {
+        cx.error_spanned_by(
+            &through.param.ident,
+            "`pass_columns_through` cannot be combined with `on_timer`: a timer's rows have no input row to pass through",
+        );
+    }
+    let shape = |states: &[StateParam]| -> Vec<String> {
+        states
+            .iter()
+            .map(|s| format!("#[state] {}: &mut {}", s.name, s.shown))
+            .collect()
+    };
+    let (expected, found) = (shape(&eval.states), shape(&timer.states));
+    if expected != found {
+        let at: &dyn quote::ToTokens = match timer.states.first() {
+            Some(state) => &state.ident,
+            None => &timer.ident,
+        };
+        cx.error_spanned_by(
+            at,
+            format!(
+                "`on_timer` declares the state entries of `eval`, in the same order: {}",
+                if expected.is_empty() {
+                    "none".to_owned()
+                } else {
+                    expected.join(", ")
+                }
+            ),
+        );
+    }
+    let row = |eval: &PtfEval| {
+        eval.collector
+            .as_ref()
+            .map(|t| quote::ToTokens::to_token_stream(t).to_string())
+    };
+    if let (Some(a), Some(b)) = (row(eval), row(timer))
+        && a != b
+    {
+        cx.error_spanned_by(
+            &timer.ident,
+            format!("`on_timer` emits the rows of `eval`: `Collector<{a}>`"),
+        );
     }
 }

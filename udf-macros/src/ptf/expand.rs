@@ -201,11 +201,28 @@ pub fn expand(def: &PtfDef) -> TokenStream {
             }
         })
         .collect();
-    let key = if stateful {
+    // Keys have slots when there is state or timers.
+    let keyed = stateful || def.on_timer.is_some();
+    let key = if keyed {
         quote!(let key = call.keys[row] as usize;)
     } else {
         quote!()
     };
+    let apply_timers = if def.on_timer.is_some() {
+        quote! {
+            let requests = ctx.take_timer_requests();
+            if !requests.is_empty() {
+                call.timers.apply(key as u32, requests);
+            }
+        }
+    } else {
+        quote!()
+    };
+    let on_timer = def
+        .on_timer
+        .as_ref()
+        .map(|timer| on_timer_method(timer, &fields, &load, &write_back, &emitted_type(row)));
+    let has_timer = def.on_timer.is_some();
     let release = if stateful {
         quote! {
             if absent {
@@ -258,6 +275,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                         }
                         let absent = true;
                         #write_back
+                        #apply_timers
                         #release
                         if let ::core::option::Option::Some(error) = emitted.take_error() {
                             return ::std::result::Result::Err(error);
@@ -268,6 +286,8 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                     }
                     __udf::hand_over(&mut emitted, &mut *call.sink)
                 }
+
+                #on_timer
 
                 fn key_is_empty(&self, key: usize) -> bool {
                     true #(&& self.#fields.is_absent(key))*
@@ -288,6 +308,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                                 .output(__udf::output_spec::<#row_ty>(#output_hint))
                         )
                         #(.state(#state_specs))*
+                        .on_timer(#has_timer)
                 }
 
                 #lifecycle
@@ -311,5 +332,80 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+/// `Emitted::<T>` for row type `T`.
+fn emitted_type(row: &syn::Type) -> TokenStream {
+    let row_ty = types::with_lifetimes(row, "'_");
+    quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>)
+}
+
+/// `Processor::on_timer`: every fired timer still registered gets its key's state, runs
+/// `on_timer` (its rows owned by the timer's index), and hands the state and timer requests
+/// back as `eval` does.
+fn on_timer_method(
+    timer: &super::model::PtfEval,
+    fields: &[syn::Ident],
+    load: &TokenStream,
+    write_back: &TokenStream,
+    emitted: &TokenStream,
+) -> TokenStream {
+    let method = &timer.ident;
+    let mut call_args = TokenStream::new();
+    if let Some(context) = &timer.context {
+        call_args.extend(if context.mutable {
+            quote!(&mut ctx,)
+        } else {
+            quote!(&ctx,)
+        });
+    }
+    for (state, field) in timer.states.iter().zip(fields) {
+        call_args.extend(match state.kind {
+            StateKind::Value => quote!(&mut #field,),
+            StateKind::List | StateKind::Map => quote!(#field,),
+        });
+    }
+    let unit = match &timer.output {
+        Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
+        None => quote!(__udf::UnitResult::into_result),
+    };
+    quote! {
+        #[allow(unused_variables, unused_mut, clippy::needless_borrow)]
+        fn on_timer(&mut self, call: &mut __udf::TimerCall<'_>) -> __udf::Result<(), __udf::Error> {
+            let this = &*self.function;
+            let now = call.now;
+            let mut emitted = #emitted::new(&self.setup.output, call.chunk)?;
+            for index in 0..call.timers.len() {
+                if !call.service.take(index) {
+                    continue;
+                }
+                call.row = index;
+                let timer = &call.timers[index];
+                let key = timer.key as usize;
+                let mut ctx = __udf::OnTimerContext::new(&self.setup.info, timer, call.watermark);
+                #load
+                #unit(this.#method(#call_args &mut emitted.collector(index)))?;
+                if let ::core::option::Option::Some(error) = ctx.take_error() {
+                    return ::std::result::Result::Err(error);
+                }
+                let absent = true;
+                #write_back
+                let requests = ctx.take_timer_requests();
+                if !requests.is_empty() {
+                    call.service.apply(timer.key, requests);
+                }
+                if absent {
+                    call.released.push(timer.key);
+                }
+                if let ::core::option::Option::Some(error) = emitted.take_error() {
+                    return ::std::result::Result::Err(error);
+                }
+                if emitted.len() >= call.chunk {
+                    __udf::hand_over(&mut emitted, &mut *call.sink)?;
+                }
+            }
+            __udf::hand_over(&mut emitted, &mut *call.sink)
+        }
     }
 }

@@ -24,6 +24,8 @@ pub struct PtfDef {
     pub sql_name: String,
     pub description: String,
     pub eval: PtfEval,
+    /// `on_timer`, in the impl form.
+    pub on_timer: Option<PtfEval>,
     pub open: Option<Ident>,
     pub close: Option<Ident>,
 }
@@ -70,7 +72,13 @@ fn finish(def: Option<PtfDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
 
 /// `fn name(...)` becomes `struct name;` with the function as `name::eval`.
 fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> TokenStream {
-    let mut eval = PtfEval::parse(&mut function.sig, &mut function.attrs, Receiver::None, &cx);
+    let mut eval = PtfEval::parse(
+        &mut function.sig,
+        &mut function.attrs,
+        Receiver::None,
+        false,
+        &cx,
+    );
     eval.ident = Ident::new("eval", function.sig.ident.span());
     let ident = function.sig.ident.clone();
     let def = PtfDef {
@@ -81,6 +89,7 @@ fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> Tok
         ),
         description: attr::doc_text(&function.attrs),
         eval,
+        on_timer: None,
         open: None,
         close: None,
     };
@@ -112,12 +121,19 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
     };
 
     let mut eval = None;
+    let mut on_timer = None;
     let (mut open, mut close) = (None, None);
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
         let name = method.sig.ident.to_string();
         if name == "eval" || name.starts_with("eval_") {
-            let parsed = PtfEval::parse(&mut method.sig, &mut method.attrs, Receiver::Ref, &cx);
+            let parsed = PtfEval::parse(
+                &mut method.sig,
+                &mut method.attrs,
+                Receiver::Ref,
+                false,
+                &cx,
+            );
             if eval.is_some() {
                 cx.error_spanned_by(
                     &method.sig.ident,
@@ -126,6 +142,16 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
             } else {
                 eval = Some(parsed);
             }
+            continue;
+        }
+        if name == "on_timer" {
+            on_timer = Some(PtfEval::parse(
+                &mut method.sig,
+                &mut method.attrs,
+                Receiver::Ref,
+                true,
+                &cx,
+            ));
             continue;
         }
         for name in [attr::DATA_TYPE, attr::ARGUMENT, attr::STATE] {
@@ -156,6 +182,7 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
         sql_name: options.name.as_ref().map_or(type_name, syn::LitStr::value),
         description: attr::doc_text(&block.attrs),
         eval,
+        on_timer,
         open,
         close,
     };

@@ -76,12 +76,16 @@ enum Stage {
 }
 
 impl PtfEval {
+    /// Parses `eval` (`timer == false`) or `on_timer`, whose context is an
+    /// `OnTimerContext` and which takes no arguments.
     pub fn parse(
         signature: &mut syn::Signature,
         attrs: &mut Vec<syn::Attribute>,
         receiver: Receiver,
+        timer: bool,
         cx: &Ctxt,
     ) -> PtfEval {
+        let context_type = if timer { "OnTimerContext" } else { "Context" };
         let output_hint =
             attr::take_one(attrs, attr::DATA_TYPE, cx).and_then(|a| attr::parse_data_type(&a, cx));
         for misplaced in attr::take(attrs, attr::VARARGS) {
@@ -150,11 +154,11 @@ impl PtfEval {
                 );
             }
             let state_attr = attr::take_one(&mut pat_type.attrs, attr::STATE, cx);
-            if let Some(mutable) = types::context_reference(&pat_type.ty) {
+            if let Some(mutable) = types::context_reference(&pat_type.ty, context_type) {
                 if stage != Stage::Start || eval.context.is_some() {
                     cx.error_spanned_by(
                         &pat_type.ty,
-                        "the `Context` parameter comes first, before state entries and arguments",
+                        format!("the `{context_type}` parameter comes first, before state entries and arguments"),
                     );
                 }
                 if let Some(state) = &state_attr {
@@ -190,6 +194,13 @@ impl PtfEval {
                 continue;
             }
             stage = Stage::Arguments;
+            if timer {
+                cx.error_spanned_by(
+                    &pat_type.ty,
+                    "`on_timer` takes an optional `ctx: &mut OnTimerContext`, the state entries of `eval` and the collector; it has no arguments",
+                );
+                continue;
+            }
             if let Some(arg) = parse_arg(pat_type, cx) {
                 eval.args.push(arg);
             }
@@ -207,6 +218,12 @@ impl PtfEval {
                     "`{}` emits rows through a last parameter `out: &mut Collector<T>`, where `T` is the row type",
                     signature.ident
                 ),
+            );
+        }
+        if let (true, Some(hint)) = (timer, &eval.output_hint) {
+            cx.error_spanned_by(
+                &hint.literal,
+                "the row type hint goes on `eval`; `on_timer` emits the same rows",
             );
         }
         eval

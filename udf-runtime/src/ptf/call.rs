@@ -71,9 +71,9 @@ impl PartialEq for PtfCall {
 }
 
 impl PtfCall {
-    /// Whether the function keeps state (and so needs key slots).
-    pub fn stateful(&self) -> bool {
-        !self.spec.state.is_empty()
+    /// Whether the function keeps state or timers per key (and so needs key slots).
+    pub fn keyed(&self) -> bool {
+        !self.spec.state.is_empty() || self.spec.on_timer
     }
 
     /// Whether the emitted rows are a ROW whose fields become columns (else one column).

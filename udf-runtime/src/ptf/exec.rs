@@ -9,8 +9,8 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray};
-use datafusion::arrow::compute::BatchCoalescer;
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
+use datafusion::arrow::compute::{BatchCoalescer, cast};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Fields, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
@@ -27,7 +27,7 @@ use datafusion::physical_plan::{
 };
 use udf_core::ptf::{
     CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, StateBackend,
-    TableSemantics,
+    TableSemantics, TimerCall,
 };
 use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
@@ -37,6 +37,7 @@ use super::keys::KeyTable;
 use super::node::describe;
 use super::output::OutputSink;
 use super::router::{Routed, Router};
+use super::timers::TimerService;
 use crate::sql::lifecycle;
 
 #[derive(Debug)]
@@ -251,6 +252,15 @@ impl ExecutionPlan for PtfExec {
             metrics: ProcessorMetrics::new(&self.metrics, partition),
             watermarks: vec![None; inbox.sources],
             ended: 0,
+            timers: TimerService::default(),
+            last_now: 0,
+            time_type: self
+                .call
+                .event_time
+                .as_ref()
+                .map(|t| input_schema.field(t.column).data_type().clone()),
+            fired_at: None,
+            key_types: key_types.clone(),
             _instance: instance,
         };
         let stream = futures::stream::unfold(
@@ -335,6 +345,7 @@ fn call_info(call: &PtfCall, row_fields: &Fields) -> Result<CallInfo> {
         function: call.name.clone(),
         tables,
         state: call.spec.state.iter().map(|s| s.name.clone()).collect(),
+        on_timer: call.spec.on_timer,
     })
 }
 
@@ -355,6 +366,14 @@ struct Driver {
     watermarks: Vec<Option<i64>>,
     /// Input partitions that have ended.
     ended: usize,
+    timers: TimerService,
+    /// The processing time of the latest batch (for timers fired at the end).
+    last_now: i64,
+    /// The type of `rowtime`, with event time.
+    time_type: Option<ArrowType>,
+    /// The watermark timers last fired at.
+    fired_at: Option<i64>,
+    key_types: Vec<ArrowType>,
     /// Keeps the opened instance (closed when the processor is done).
     _instance: Instance,
 }
@@ -396,6 +415,8 @@ impl Driver {
                         let current = self.watermark();
                         if current != watermark {
                             self.push_run(&batch, times.as_deref(), start..row, watermark, now)?;
+                            // Timers fire before any later row (rule 26).
+                            self.fire(now)?;
                             start = row;
                             watermark = current;
                         }
@@ -405,14 +426,106 @@ impl Driver {
                 self.push_run(&batch, times.as_deref(), start..rows, watermark, now)?;
                 if let Some(after) = after {
                     self.advance(source, after);
+                    self.fire(now)?;
                 }
             }
             Routed::End { source } => {
                 self.advance(source, i64::MAX);
                 self.ended += 1;
+                // At the end every pending timer fires once, in time order (rule 29).
+                self.fire(self.metrics_now())?;
             }
         }
         Ok(())
+    }
+
+    /// Processing time for timers fired at the end of input.
+    fn metrics_now(&self) -> i64 {
+        self.last_now
+    }
+
+    /// Fires the timers due at the current watermark, if it moved since they last fired.
+    fn fire(&mut self, now: i64) -> Result<()> {
+        let Some(watermark) = self.watermark() else {
+            return Ok(());
+        };
+        if !self.call.spec.on_timer || self.fired_at.is_some_and(|f| f >= watermark) {
+            return Ok(());
+        }
+        self.fired_at = Some(watermark);
+        let due = self.timers.due(watermark);
+        if due.is_empty() {
+            return Ok(());
+        }
+        let slots: Vec<u32> = due.iter().map(|t| t.key).collect();
+        let prefix = self.key_table.key_arrays(&slots, &self.key_types)?;
+        let suffix: Vec<ArrayRef> = match &self.time_type {
+            Some(time_type) => {
+                let tz = match time_type {
+                    ArrowType::Timestamp(_, tz) => tz.clone(),
+                    _ => None,
+                };
+                let times = TimestampMillisecondArray::from_iter_values(due.iter().map(|t| t.time))
+                    .with_timezone_opt(tz);
+                vec![cast(&times, time_type)?]
+            }
+            None => Vec::new(),
+        };
+        let mut sink = OutputSink {
+            prefix: &prefix,
+            suffix: &suffix,
+            row_is_struct: self.call.row_is_struct(),
+            schema: &self.schema,
+            batches: Vec::new(),
+        };
+        let mut released = Vec::new();
+        let mut call = TimerCall {
+            timers: &due,
+            watermark: Some(watermark),
+            now,
+            row: 0,
+            chunk: self.batch_size,
+            sink: &mut sink,
+            service: &mut self.timers,
+            released: &mut released,
+        };
+        let processor = &mut self.processor;
+        let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
+        let index = call.row;
+        let message = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(format!("failed in on_timer: {error}")),
+            Err(panic) => Some(format!(
+                "panicked in on_timer: {}",
+                udf_core::panic_message(panic.as_ref())
+            )),
+        };
+        if let Some(message) = message {
+            let timer = &due[index];
+            return exec_err!(
+                "process table function `{}` {message} (timer {} at {} ms)",
+                self.call.name,
+                timer.name.as_deref().unwrap_or("(unnamed)"),
+                timer.time
+            );
+        }
+        for batch in std::mem::take(&mut sink.batches) {
+            self.metrics.output_rows.add(batch.num_rows());
+            self.coalescer.push_batch(batch)?;
+        }
+        self.release(released);
+        Ok(())
+    }
+
+    /// Frees the slots of keys left without state or timers.
+    fn release(&mut self, mut released: Vec<u32>) {
+        released.sort_unstable();
+        released.dedup();
+        for slot in released {
+            if self.processor.key_is_empty(slot as usize) && !self.timers.has_timers(slot) {
+                self.key_table.release(slot);
+            }
+        }
     }
 
     /// Rows `range` of `batch`, processed under `watermark`.
@@ -455,7 +568,7 @@ impl Driver {
                 .collect::<Result<Vec<ArrayRef>>>()
         };
         let keys = evaluate(&self.keys)?;
-        let slots = if self.call.stateful() {
+        let slots = if self.call.keyed() {
             self.key_table.slots(&keys, rows)?
         } else {
             Vec::new()
@@ -496,6 +609,7 @@ impl Driver {
             now,
             times,
             watermark,
+            timers: &mut self.timers,
             row: 0,
             chunk: self.batch_size,
             sink: &mut sink,
@@ -523,17 +637,13 @@ impl Driver {
             self.coalescer.push_batch(batch)?;
         }
         self.metrics.input_rows.add(rows);
-        released.sort_unstable();
-        released.dedup();
-        for slot in released {
-            if self.processor.key_is_empty(slot as usize) {
-                self.key_table.release(slot);
-            }
-        }
+        self.release(released);
+        self.last_now = now;
         self.metrics
             .state_entries
             .set(self.processor.state_entries());
         self.metrics.keys.set(self.key_table.len());
+        self.metrics.timers.set(self.timers.len());
         Ok(())
     }
 }
@@ -546,6 +656,8 @@ struct ProcessorMetrics {
     state_entries: Gauge,
     /// Keys holding a state slot after the latest batch.
     keys: Gauge,
+    /// Timers registered after the latest batch.
+    timers: Gauge,
 }
 
 impl ProcessorMetrics {
@@ -555,6 +667,7 @@ impl ProcessorMetrics {
             output_rows: MetricBuilder::new(set).output_rows(partition),
             state_entries: MetricBuilder::new(set).gauge("state_entries", partition),
             keys: MetricBuilder::new(set).gauge("state_keys", partition),
+            timers: MetricBuilder::new(set).gauge("timers", partition),
         }
     }
 }

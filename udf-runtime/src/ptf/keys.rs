@@ -6,7 +6,7 @@
 
 use std::hash::Hash;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type};
 use datafusion::arrow::row::{RowConverter, SortField};
@@ -165,6 +165,41 @@ impl KeyTable {
         };
         if released {
             self.free.push(slot);
+        }
+    }
+
+    /// The key columns of `slots` (which must be in use), of the key types.
+    pub fn key_arrays(&self, slots: &[u32], key_types: &[ArrowType]) -> Result<Vec<ArrayRef>> {
+        match &self.lookup {
+            Lookup::Single => Ok(Vec::new()),
+            Lookup::Integer(keys, null_slot) => {
+                let values: Int64Array = slots
+                    .iter()
+                    .map(|slot| {
+                        if *null_slot == Some(*slot) {
+                            None
+                        } else {
+                            keys.keys.get(*slot as usize).copied().flatten()
+                        }
+                    })
+                    .collect();
+                Ok(vec![cast(&values, &key_types[0])?])
+            }
+            Lookup::Rows(converter, keys) => {
+                let parser = converter.parser();
+                let rows: Vec<_> = slots
+                    .iter()
+                    .map(|slot| {
+                        let bytes = keys
+                            .keys
+                            .get(*slot as usize)
+                            .and_then(Option::as_ref)
+                            .expect("a slot with timers keeps its key");
+                        parser.parse(bytes)
+                    })
+                    .collect();
+                Ok(converter.convert_rows(rows)?)
+            }
         }
     }
 

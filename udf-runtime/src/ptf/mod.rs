@@ -12,5 +12,6 @@ pub mod output;
 pub mod planner;
 pub mod router;
 pub mod time;
+pub mod timers;
 
 pub use node::PtfNode;
