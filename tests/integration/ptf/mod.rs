@@ -9,6 +9,7 @@ mod plans;
 mod processors;
 mod sql;
 mod state;
+mod timers;
 
 use udf_runtime::Session;
 
@@ -33,4 +34,22 @@ pub fn events() -> Vec<Column> {
 /// A session with one processor, so output follows the input order (rule 32).
 pub fn one_processor(table: &str, columns: &[Column]) -> Session {
     session_with_partitions(table, columns, 1)
+}
+
+/// `events(k, ts)`: two keys with event times.
+pub fn timers_table() -> Vec<Column> {
+    vec![
+        column("k", "STRING", strs(&[Some("a"), Some("b")])),
+        column(
+            "ts",
+            "TIMESTAMP_LTZ(3)",
+            [1000, 2000]
+                .map(|ms| {
+                    udf_core::Value::TimestampLtz(
+                        chrono::DateTime::from_timestamp_millis(ms).expect("in range"),
+                    )
+                })
+                .to_vec(),
+        ),
+    ]
 }

@@ -25,6 +25,21 @@ async fn explain_of_a_set_semantics_call() {
     insta::assert_snapshot!(plan);
 }
 
+#[tokio::test]
+async fn explain_of_a_call_with_event_time() {
+    let session = partitioned_session("events", &super::timers_table(), 2);
+    session.declare_watermark("events", "ts", std::time::Duration::from_secs(1));
+    session
+        .register(udf_examples::ptf::timer::TimerFunction)
+        .unwrap();
+    let plan = explain(
+        &session,
+        "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    insta::assert_snapshot!(plan);
+}
+
 #[test]
 fn catalog_shows_table_arguments_and_state() {
     let session = Session::new();

@@ -78,6 +78,45 @@ impl Prefixed {
     fn close(&mut self) {}
 }
 
+/// Timers: `on_timer` with the context and the state entries of `eval`.
+#[derive(Clone, Copy, Default)]
+struct Timeout;
+
+#[ptf]
+impl Timeout {
+    #[data_type("ROW<n BIGINT>")]
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[state] count: &mut i64,
+        #[state] names: &mut MapView<String, i64>,
+        #[argument(set_semantic_table, require_on_time)] input: Row,
+        out: &mut Collector<Row>,
+    ) {
+        let _ = (input, names, out);
+        *count += 1;
+        let mut time = ctx.time_context();
+        if let Some(now) = time.time() {
+            time.register_on_time("timeout", now + chrono::Duration::seconds(5));
+            time.register_on_time_unnamed(now);
+            time.clear_timer_at(now);
+        }
+    }
+
+    fn on_timer(
+        &self,
+        ctx: &mut OnTimerContext,
+        #[state] count: &mut i64,
+        #[state] names: &mut MapView<String, i64>,
+        out: &mut Collector<Row>,
+    ) -> Result<()> {
+        let _ = (ctx.current_timer(), names);
+        out.collect(Row::of([(*count).into()]));
+        ctx.time_context().clear_all_timers();
+        Ok(())
+    }
+}
+
 /// Scalar arguments only.
 #[ptf]
 fn add(a: i32, b: i32, out: &mut Collector<i32>) {
@@ -89,4 +128,5 @@ fn main() {
     let _ = udf_core::UserFunction::into_function(shout);
     let _ = udf_core::UserFunction::into_function(Prefixed::default());
     let _ = udf_core::UserFunction::into_function(add);
+    let _ = udf_core::UserFunction::into_function(Timeout);
 }

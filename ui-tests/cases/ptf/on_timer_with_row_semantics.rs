@@ -1,0 +1,16 @@
+use udf_core::prelude::*;
+
+struct Echo;
+
+#[ptf]
+impl Echo {
+    fn eval(&self, #[argument(row_semantic_table)] input: Row, out: &mut Collector<String>) {
+        out.collect(input.to_string());
+    }
+
+    fn on_timer(&self, out: &mut Collector<String>) {
+        out.collect(String::new());
+    }
+}
+
+fn main() {}
