@@ -68,3 +68,25 @@ impl Timeout {
         state.count = 0;
     }
 }
+
+/// `Udfs.SeenOrder`: emits every row it sees with its value, a running sequence number and
+/// the watermark at that moment.
+#[ptf(name = "SeenOrder")]
+#[data_type("ROW<v INT, seq BIGINT, wm BIGINT>")]
+pub fn seen_order(
+    ctx: &mut Context,
+    #[state] state: &mut CountState,
+    #[argument(set_semantic_table)] input: Row,
+    out: &mut Collector<Row>,
+) {
+    state.count += 1;
+    let watermark = ctx
+        .time_context()
+        .current_watermark()
+        .map(|w| w.timestamp_millis());
+    out.collect(Row::of([
+        input.field("v").cloned().unwrap_or(Value::Null),
+        state.count.into(),
+        watermark.into(),
+    ]));
+}

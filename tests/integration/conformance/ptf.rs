@@ -32,3 +32,19 @@ async fn ptf_named_timer_timeout() {
         .unwrap();
     check(&case, &session).await;
 }
+
+#[tokio::test]
+async fn ptf_order_by_late() {
+    let case = load("ptf_order_by_late");
+    let session = session_as_flink(&case);
+    // The case's watermark: after every row, max(ts seen) - 2 s; +inf at the end.
+    session.declare_watermark(
+        &case.input.view_name,
+        "ts",
+        std::time::Duration::from_millis(2000),
+    );
+    session
+        .register(udf_examples::ptf::conformance::seen_order)
+        .unwrap();
+    check(&case, &session).await;
+}

@@ -104,7 +104,7 @@ async fn tables_and_values_in_the_wrong_place() {
 }
 
 #[tokio::test]
-async fn uid_format_and_unsupported_event_time_are_reported() {
+async fn uid_format_and_time_columns_are_checked() {
     let message = planning_error(
         "SELECT * FROM Counter(input => TABLE events PARTITION BY \"user\", uid => '1st')",
     )
@@ -114,13 +114,16 @@ async fn uid_format_and_unsupported_event_time_are_reported() {
         "SELECT * FROM Counter(input => TABLE events PARTITION BY \"user\", on_time => DESCRIPTOR(ts))",
     )
     .await;
-    assert!(message.contains("`on_time`"), "{message}");
+    assert!(
+        message.contains("`on_time` of `counter` names `ts`, which is not a column"),
+        "{message}"
+    );
     let message = planning_error(
         "SELECT * FROM Counter(input => TABLE events PARTITION BY \"user\" ORDER BY event)",
     )
     .await;
     assert!(
-        message.contains("ORDER BY on table argument `input`"),
+        message.contains("the first ORDER BY column of `counter` must be a TIMESTAMP"),
         "{message}"
     );
 }

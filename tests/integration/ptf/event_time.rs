@@ -137,7 +137,7 @@ async fn event_time_errors_name_what_to_declare() {
     )
     .await;
     assert!(
-        not_time.contains("must name a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3"),
+        not_time.contains("`on_time` of `clock` must be a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3; `k` is Utf8"),
         "{not_time}"
     );
     let unknown = error(

@@ -5,6 +5,7 @@ mod dataframe;
 mod errors;
 mod event_time;
 mod examples;
+mod order_by;
 mod plans;
 mod processors;
 mod sql;

@@ -29,6 +29,8 @@ pub struct TableBinding {
     pub key_positions: Vec<usize>,
     /// Copy every input column into the output.
     pub pass_through: bool,
+    /// ORDER BY: input columns with (descending, nulls first); the first is the time column.
+    pub order_by: Vec<(usize, bool, bool)>,
 }
 
 /// A PTF call, planned.
@@ -45,8 +47,11 @@ pub struct PtfCall {
     pub row_type: DataType,
     /// `uid => '...'`.
     pub uid: Option<String>,
-    /// `on_time => DESCRIPTOR(ts)`: the time column and its watermark.
+    /// The time column and its watermark: named by `on_time => DESCRIPTOR(ts)`, or the
+    /// first ORDER BY column.
     pub event_time: Option<EventTime>,
+    /// Whether the call names `on_time` (`rowtime` in the output, `time()` in calls).
+    pub on_time: bool,
 }
 
 impl fmt::Debug for PtfCall {
@@ -67,6 +72,7 @@ impl PartialEq for PtfCall {
             && self.table == other.table
             && self.uid == other.uid
             && self.event_time == other.event_time
+            && self.on_time == other.on_time
     }
 }
 
@@ -74,6 +80,11 @@ impl PtfCall {
     /// Whether the function keeps state or timers per key (and so needs key slots).
     pub fn keyed(&self) -> bool {
         !self.spec.state.is_empty() || self.spec.on_timer
+    }
+
+    /// The ORDER BY columns of the table argument (none without ORDER BY).
+    pub fn order_by(&self) -> &[(usize, bool, bool)] {
+        self.table.as_ref().map_or(&[], |t| &t.order_by)
     }
 
     /// Whether the emitted rows are a ROW whose fields become columns (else one column).

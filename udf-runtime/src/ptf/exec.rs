@@ -10,7 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
-use datafusion::arrow::compute::{BatchCoalescer, cast};
+use datafusion::arrow::compute::{BatchCoalescer, SortOptions, cast};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Fields, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
@@ -37,6 +37,7 @@ use super::keys::KeyTable;
 use super::node::describe;
 use super::output::OutputSink;
 use super::router::{Routed, Router};
+use super::sort_buffer::SortBuffer;
 use super::timers::TimerService;
 use crate::sql::lifecycle;
 
@@ -258,7 +259,25 @@ impl ExecutionPlan for PtfExec {
                 .call
                 .event_time
                 .as_ref()
+                .filter(|_| self.call.on_time)
                 .map(|t| input_schema.field(t.column).data_type().clone()),
+            sorter: if self.call.order_by().is_empty() {
+                None
+            } else {
+                let ties = self.call.order_by()[1..]
+                    .iter()
+                    .map(|(column, descending, nulls_first)| {
+                        (
+                            input_schema.field(*column).data_type().clone(),
+                            SortOptions {
+                                descending: *descending,
+                                nulls_first: *nulls_first,
+                            },
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                Some(SortBuffer::new(&key_types, &ties)?)
+            },
             fired_at: None,
             key_types: key_types.clone(),
             _instance: instance,
@@ -369,8 +388,10 @@ struct Driver {
     timers: TimerService,
     /// The processing time of the latest batch (for timers fired at the end).
     last_now: i64,
-    /// The type of `rowtime`, with event time.
+    /// The type of `rowtime`, with `on_time`.
     time_type: Option<ArrowType>,
+    /// Rows waiting for the watermark, with ORDER BY.
+    sorter: Option<SortBuffer>,
     /// The watermark timers last fired at.
     fired_at: Option<i64>,
     key_types: Vec<ArrowType>,
@@ -404,6 +425,9 @@ impl Driver {
                 after,
                 now,
             } => {
+                if self.sorter.is_some() {
+                    return self.receive_ordered(source, &batch, times, before, after, now);
+                }
                 let rows = batch.num_rows();
                 let mut start = 0;
                 if let Some(before) = &before {
@@ -430,11 +454,87 @@ impl Driver {
                 }
             }
             Routed::End { source } => {
+                let previous = self.watermark();
                 self.advance(source, i64::MAX);
                 self.ended += 1;
+                if self.sorter.is_some() && self.watermark() != previous {
+                    self.release_ordered(previous, self.last_now)?;
+                }
                 // At the end every pending timer fires once, in time order (rule 29).
                 self.fire(self.metrics_now())?;
             }
+        }
+        Ok(())
+    }
+
+    /// A batch for ORDER BY: each row waits in the sort buffer unless it is late (its time at
+    /// or before the watermark: dropped and counted); whenever the watermark moves, the rows
+    /// it passed go to `eval` — under the watermark before the move, as Flink's sort does —
+    /// and then timers fire.
+    fn receive_ordered(
+        &mut self,
+        source: usize,
+        batch: &RecordBatch,
+        times: Option<Vec<i64>>,
+        before: Option<Vec<Option<i64>>>,
+        after: Option<i64>,
+        now: i64,
+    ) -> Result<()> {
+        let rows = batch.num_rows();
+        let (Some(times), Some(before)) = (times, before) else {
+            return exec_err!("ORDER BY without event time reached `{}`", self.call.name);
+        };
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| k.evaluate(batch)?.into_array(rows))
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let ties: Vec<ArrayRef> = self.call.order_by()[1..]
+            .iter()
+            .map(|(column, _, _)| batch.column(*column).clone())
+            .collect();
+        let mut waiting: Vec<u32> = Vec::new();
+        for (row, before) in before.iter().enumerate() {
+            let previous = self.watermark();
+            if let Some(before) = before {
+                self.advance(source, *before);
+            }
+            let current = self.watermark();
+            if current != previous {
+                let sorter = self.sorter.as_mut().expect("ordered");
+                sorter.insert(batch, &waiting, &keys, &times, &ties)?;
+                waiting.clear();
+                self.release_ordered(previous, now)?;
+                self.fire(now)?;
+            }
+            if current.is_some_and(|w| times[row] <= w) {
+                self.metrics.late_rows_dropped.add(1);
+                continue;
+            }
+            waiting.push(row as u32);
+        }
+        let sorter = self.sorter.as_mut().expect("ordered");
+        sorter.insert(batch, &waiting, &keys, &times, &ties)?;
+        if let Some(after) = after {
+            let previous = self.watermark();
+            self.advance(source, after);
+            if self.watermark() != previous {
+                self.release_ordered(previous, now)?;
+                self.fire(now)?;
+            }
+        }
+        self.last_now = now;
+        Ok(())
+    }
+
+    /// Hands the rows the current watermark passed to `eval`, which sees `previous`.
+    fn release_ordered(&mut self, previous: Option<i64>, now: i64) -> Result<()> {
+        let Some(watermark) = self.watermark() else {
+            return Ok(());
+        };
+        let released = self.sorter.as_mut().expect("ordered").release(watermark)?;
+        if let Some((batch, times)) = released {
+            self.push(&batch, Some(&times), previous, now)?;
         }
         Ok(())
     }
@@ -561,6 +661,8 @@ impl Driver {
         if rows == 0 {
             return Ok(());
         }
+        // Row times reach the function (and `rowtime`) only when the call names `on_time`.
+        let times = times.filter(|_| self.call.on_time);
         let evaluate = |exprs: &[Arc<dyn PhysicalExpr>]| {
             exprs
                 .iter()
@@ -591,6 +693,7 @@ impl Driver {
             .call
             .event_time
             .iter()
+            .filter(|_| self.call.on_time)
             .map(|t| batch.column(t.column).clone())
             .collect();
         let mut sink = OutputSink {
@@ -644,6 +747,9 @@ impl Driver {
             .set(self.processor.state_entries());
         self.metrics.keys.set(self.key_table.len());
         self.metrics.timers.set(self.timers.len());
+        self.metrics
+            .rows_waiting
+            .set(self.sorter.as_ref().map_or(0, SortBuffer::len));
         Ok(())
     }
 }
@@ -658,6 +764,10 @@ struct ProcessorMetrics {
     keys: Gauge,
     /// Timers registered after the latest batch.
     timers: Gauge,
+    /// Rows dropped by ORDER BY for arriving at or behind the watermark (rule 31).
+    late_rows_dropped: Count,
+    /// Rows waiting in the ORDER BY buffer after the latest batch.
+    rows_waiting: Gauge,
 }
 
 impl ProcessorMetrics {
@@ -668,6 +778,8 @@ impl ProcessorMetrics {
             state_entries: MetricBuilder::new(set).gauge("state_entries", partition),
             keys: MetricBuilder::new(set).gauge("state_keys", partition),
             timers: MetricBuilder::new(set).gauge("timers", partition),
+            late_rows_dropped: MetricBuilder::new(set).counter("late_rows_dropped", partition),
+            rows_waiting: MetricBuilder::new(set).gauge("rows_waiting", partition),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod node;
 pub mod output;
 pub mod planner;
 pub mod router;
+pub mod sort_buffer;
 pub mod time;
 pub mod timers;
 

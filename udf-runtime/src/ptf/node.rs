@@ -38,8 +38,8 @@ impl PtfNode {
             _ => Vec::new(),
         };
         fields.extend(call.function_fields()?.into_iter().map(Arc::new));
-        // With event time, `rowtime`: the time of the row (or timer) that emitted.
-        if let Some(event_time) = &call.event_time {
+        // With `on_time`, `rowtime`: the time of the row (or timer) that emitted.
+        if let Some(event_time) = call.event_time.as_ref().filter(|_| call.on_time) {
             let field = input_schema.field(event_time.column);
             fields.push(Arc::new(
                 field
@@ -148,8 +148,24 @@ pub fn describe(call: &PtfCall) -> String {
                 } else {
                     ""
                 };
+                let order = if table.order_by.is_empty() {
+                    String::new()
+                } else {
+                    let columns: Vec<String> = table
+                        .order_by
+                        .iter()
+                        .map(|(c, desc, nulls_first)| {
+                            format!(
+                                "#{c}{}{}",
+                                if *desc { " DESC" } else { "" },
+                                if *nulls_first { " NULLS FIRST" } else { "" }
+                            )
+                        })
+                        .collect();
+                    format!(" ORDER BY [{}]", columns.join(", "))
+                };
                 format!(
-                    "{} => TABLE PARTITION BY [{}] ({semantics}{through})",
+                    "{} => TABLE PARTITION BY [{}]{order} ({semantics}{through})",
                     arg.name,
                     keys.join(", ")
                 )
@@ -169,9 +185,13 @@ pub fn describe(call: &PtfCall) -> String {
         text.push_str(&format!(" state=[{}]", state.join(", ")));
     }
     if let Some(event_time) = &call.event_time {
+        let on_time = if call.on_time {
+            format!(" on_time={}", event_time.name)
+        } else {
+            String::new()
+        };
         text.push_str(&format!(
-            " on_time={} watermark={} - {} ms ({})",
-            event_time.name,
+            "{on_time} watermark={} - {} ms ({})",
             event_time.name,
             event_time.delay_millis,
             match event_time.emission {

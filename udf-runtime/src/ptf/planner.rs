@@ -186,68 +186,93 @@ impl PtfArguments<'_> {
             }
         }
 
-        let event_time = self.event_time(on_time, input.as_ref())?;
-        self.build(input, table, scalars, uid, event_time)
+        let (event_time, on_time) = self.event_time(on_time, table.as_ref(), input.as_ref())?;
+        self.build(input, table, scalars, uid, event_time, on_time)
     }
 
-    /// The `on_time` column of the table argument and its declared watermark; an error if
-    /// the function requires one and the call names none.
+    /// The event time of the call: the column of `on_time` (or, without it, the first
+    /// ORDER BY column of the table) and its declared watermark; whether `on_time` was
+    /// given. An error if the function requires `on_time` and the call names none.
     pub fn event_time(
         &self,
         on_time: Option<String>,
+        table: Option<&TableBinding>,
         input: Option<&LogicalPlan>,
-    ) -> Result<Option<EventTime>> {
+    ) -> Result<(Option<EventTime>, bool)> {
         let name = self.name;
-        let table = self.spec.table_args().next();
-        let Some(column) = on_time else {
-            if let Some((_, arg, traits)) = table
-                && traits.require_on_time
-            {
-                return plan_err!(
-                    "table argument `{}` of `{name}` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`",
-                    arg.name
-                );
-            }
-            return Ok(None);
-        };
-        let (Some(input), Some((_, arg, _))) = (input, table) else {
+        let declared = self.spec.table_args().next();
+        let order_by = table.and_then(|t| t.order_by.first()).map(|(c, _, _)| *c);
+        if on_time.is_none()
+            && let Some((_, arg, traits)) = declared
+            && traits.require_on_time
+        {
+            return plan_err!(
+                "table argument `{}` of `{name}` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`",
+                arg.name
+            );
+        }
+        if on_time.is_none() && order_by.is_none() {
+            return Ok((None, false));
+        }
+        let (Some(input), Some((_, arg, _))) = (input, declared) else {
             return plan_err!("`{name}` takes no table, so `on_time` has nothing to refer to");
         };
         let schema = input.schema();
-        let Some(index) = schema
-            .fields()
-            .iter()
-            .position(|f| f.name().eq_ignore_ascii_case(&column))
-        else {
-            return plan_err!(
-                "`on_time` of `{name}` names `{column}`, which is not a column of table argument `{}`",
-                arg.name
-            );
+        let index = match &on_time {
+            Some(column) => {
+                let Some(index) = schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name().eq_ignore_ascii_case(column))
+                else {
+                    return plan_err!(
+                        "`on_time` of `{name}` names `{column}`, which is not a column of table argument `{}`",
+                        arg.name
+                    );
+                };
+                if order_by.is_some_and(|first| first != index) {
+                    return plan_err!(
+                        "ORDER BY of table argument `{}` in `{name}` must start with the `on_time` column `{column}`",
+                        arg.name
+                    );
+                }
+                index
+            }
+            None => order_by.expect("checked above"),
         };
         let field = schema.field(index);
+        let column = field.name();
+        let what = if on_time.is_some() {
+            "`on_time`"
+        } else {
+            "the first ORDER BY column"
+        };
         if !matches!(
             field.data_type(),
             ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _)
         ) {
             return plan_err!(
-                "`on_time` of `{name}` must name a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3; `{column}` is {}",
+                "{what} of `{name}` must be a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3; `{column}` is {}",
                 field.data_type()
             );
         }
         let (qualifier, _) = schema.qualified_field(index);
-        let spec = qualifier.and_then(|q| self.watermarks.of(q.table(), field.name()));
+        let spec = qualifier.and_then(|q| self.watermarks.of(q.table(), column));
         let Some(spec) = spec else {
             return plan_err!(
                 "`{column}` has no watermark, so it cannot be the time of `{name}`: declare one with `session.declare_watermark(\"{}\", \"{column}\", delay)`",
                 qualifier.map_or("<table>", |q| q.table())
             );
         };
-        Ok(Some(EventTime {
-            name: field.name().clone(),
-            column: index,
-            delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
-            emission: spec.emission,
-        }))
+        Ok((
+            Some(EventTime {
+                name: column.clone(),
+                column: index,
+                delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
+                emission: spec.emission,
+            }),
+            on_time.is_some(),
+        ))
     }
 
     /// A DataFrame call: `input` is the table argument, partitioned by `keys`; scalar
@@ -310,8 +335,8 @@ impl PtfArguments<'_> {
                 "`{name}` takes no table argument: call it in SQL, as `SELECT * FROM {name}(...)`"
             );
         }
-        let event_time = self.event_time(None, Some(&input))?;
-        self.build(Some(input), table, scalars, uid, event_time)
+        let (event_time, on_time) = self.event_time(None, table.as_ref(), Some(&input))?;
+        self.build(Some(input), table, scalars, uid, event_time, on_time)
     }
 
     /// The call's node over `input` (the table argument's plan, if the function has one).
@@ -322,6 +347,7 @@ impl PtfArguments<'_> {
         scalars: Vec<ScalarValue>,
         uid: Option<String>,
         event_time: Option<EventTime>,
+        on_time: bool,
     ) -> Result<LogicalPlan> {
         let name = self.name;
         let signature = &self.spec.signatures[0];
@@ -346,6 +372,7 @@ impl PtfArguments<'_> {
             row_type,
             uid,
             event_time,
+            on_time,
         };
         let node = PtfNode::try_new(input, call)?;
         Ok(LogicalPlan::Extension(Extension {
@@ -432,11 +459,6 @@ impl PtfArguments<'_> {
     ) -> Result<(LogicalPlan, TableBinding)> {
         let name = self.name;
         let arg = &spec.name;
-        if argument.has_order_by {
-            return plan_err!(
-                "`{name}`: ORDER BY on table argument `{arg}` needs event time, which is not supported yet"
-            );
-        }
         let input = context.plan(TableFactor::Derived {
             lateral: false,
             subquery: argument.query,
@@ -449,7 +471,32 @@ impl PtfArguments<'_> {
             .into_iter()
             .map(|expr| context.sql_to_expr(expr, &schema))
             .collect::<Result<Vec<_>>>()?;
-        let binding = self.bind_table_plan(spec, traits, &input, keys)?;
+        let mut binding = self.bind_table_plan(spec, traits, &input, keys)?;
+        for (position, item) in argument.order_by.into_iter().enumerate() {
+            let shown = item.expr.to_string();
+            let descending = item.options.asc == Some(false);
+            // SQL's default: NULLs last ascending, first descending.
+            let nulls_first = item.options.nulls_first.unwrap_or(descending);
+            let index = match context.sql_to_expr(item.expr, &schema)? {
+                Expr::Column(column) => schema.index_of_column(&column)?,
+                _ => {
+                    return plan_err!(
+                        "ORDER BY of `{arg}` in `{name}` takes columns of the table, not `{shown}`"
+                    );
+                }
+            };
+            if position == 0 && descending {
+                return plan_err!(
+                    "ORDER BY of `{arg}` in `{name}` starts with its time column, ascending: `{shown}` cannot be DESC"
+                );
+            }
+            binding.order_by.push((index, descending, nulls_first));
+        }
+        if !binding.order_by.is_empty() && traits.semantics == Semantics::Row {
+            return plan_err!(
+                "table argument `{arg}` of `{name}` has row semantics: it takes no ORDER BY"
+            );
+        }
         Ok((input, binding))
     }
 
@@ -556,6 +603,7 @@ impl PtfArguments<'_> {
             row_names,
             key_positions,
             pass_through: traits.pass_columns_through,
+            order_by: Vec::new(),
         })
     }
 }

@@ -36,7 +36,7 @@ pub struct SetSemanticsPlanner {
 pub(crate) struct TableArgument {
     pub(crate) query: Box<datafusion::sql::sqlparser::ast::Query>,
     pub(crate) partition_by: Vec<SqlExpr>,
-    pub(crate) has_order_by: bool,
+    pub(crate) order_by: Vec<datafusion::sql::sqlparser::ast::OrderByExpr>,
 }
 
 pub(crate) fn table_argument(expr: &SqlExpr) -> Option<TableArgument> {
@@ -57,16 +57,14 @@ pub(crate) fn table_argument(expr: &SqlExpr) -> Option<TableArgument> {
     else {
         return None;
     };
-    let (partition_by, has_order_by) = match &function.over {
-        Some(WindowType::WindowSpec(spec)) => {
-            (spec.partition_by.clone(), !spec.order_by.is_empty())
-        }
-        _ => (vec![], false),
+    let (partition_by, order_by) = match &function.over {
+        Some(WindowType::WindowSpec(spec)) => (spec.partition_by.clone(), spec.order_by.clone()),
+        _ => (vec![], vec![]),
     };
     Some(TableArgument {
         query: query.clone(),
         partition_by,
-        has_order_by,
+        order_by,
     })
 }
 
@@ -163,7 +161,7 @@ impl RelationPlanner for SetSemanticsPlanner {
                 entry.name
             );
         };
-        if table.has_order_by {
+        if !table.order_by.is_empty() {
             return plan_err!(
                 "`{}` is a table aggregate: its TABLE argument takes no ORDER BY",
                 entry.name
