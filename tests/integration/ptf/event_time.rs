@@ -150,3 +150,49 @@ async fn event_time_errors_name_what_to_declare() {
         "{unknown}"
     );
 }
+
+#[tokio::test]
+async fn watermarks_emitted_per_batch_move_between_batches() {
+    use std::sync::Arc;
+    use udf_runtime::WatermarkEmission;
+    use udf_runtime::datafusion::datasource::MemTable;
+
+    let first = crate::support::batch(&events(&["a", "a"], &[1000, 5000]));
+    let second = crate::support::batch(&events(&["a", "a"], &[3000, 7000]));
+    let table = MemTable::try_new(first.schema(), vec![vec![first, second]]).unwrap();
+    let session = session_with_partitions("unused", &events(&["a"], &[0]), 1);
+    session.register_table("events", Arc::new(table)).unwrap();
+    session.register(clock).unwrap();
+    let sql =
+        "SELECT wm FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
+    session.declare_watermark_with(
+        "events",
+        "ts",
+        Duration::ZERO,
+        WatermarkEmission::EveryBatch,
+    );
+    let per_batch: Vec<Value> = rows(&session, sql)
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(
+        per_batch,
+        [Value::Null, Value::Null, 5000_i64.into(), 5000_i64.into()]
+    );
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    let per_row: Vec<Value> = rows(&session, sql)
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(
+        per_row,
+        [
+            Value::Null,
+            1000_i64.into(),
+            5000_i64.into(),
+            5000_i64.into()
+        ]
+    );
+}

@@ -11,6 +11,7 @@ mod processors;
 mod sql;
 mod state;
 mod timers;
+mod unbounded;
 
 use udf_runtime::Session;
 

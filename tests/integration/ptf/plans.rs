@@ -34,7 +34,7 @@ async fn explain_of_a_call_with_event_time() {
         .unwrap();
     let plan = explain(
         &session,
-        "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+        "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
     )
     .await;
     insta::assert_snapshot!(plan);

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use udf_core::prelude::*;
-use udf_runtime::Session;
 use udf_runtime::datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
 use udf_runtime::datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use udf_runtime::datafusion::common::HashMap;
@@ -19,6 +18,7 @@ use udf_runtime::datafusion::physical_plan::{
     ExecutionPlan, ExecutionPlanProperties, execute_stream_partitioned,
 };
 use udf_runtime::datafusion::prelude::SessionContext;
+use udf_runtime::{Session, WatermarkEmission};
 
 use super::{CustomRun, Workload};
 use crate::source::Drained;
@@ -128,3 +128,74 @@ fn handwritten(session: SessionContext, processors: usize) -> CustomRun {
         })
     })
 }
+
+/// The keyed input with event time: `ts` is `id` milliseconds, watermark `ts - 1 s`
+/// emitted after every batch (as a periodic watermark would be).
+fn register_timeouts(session: &Session) -> Result<()> {
+    register_keyed_timeouts(session, WatermarkEmission::EveryBatch)
+}
+
+/// The same with the watermark emitted after every row (what the conformance cases use).
+fn register_timeouts_every_row(session: &Session) -> Result<()> {
+    register_keyed_timeouts(session, WatermarkEmission::EveryRow)
+}
+
+fn register_keyed_timeouts(session: &Session, emission: WatermarkEmission) -> Result<()> {
+    futures::executor::block_on(async {
+        session
+            .sql("CREATE VIEW keyed AS SELECT id % 10000 AS k, id, to_timestamp_millis(id) AS ts FROM src")
+            .await?
+            .collect()
+            .await
+    })?;
+    session.declare_watermark_with("keyed", "ts", std::time::Duration::from_secs(1), emission);
+    session.register(Timeouts)
+}
+
+#[derive(Clone, Debug, SqlRow)]
+struct Fired {
+    fired_at: i64,
+}
+
+/// Every row (re)registers the key's timer `timeout` 5 s later; the timer emits its time.
+#[derive(Clone, Copy, Debug, Default)]
+struct Timeouts;
+
+#[ptf(name = "timeouts")]
+impl Timeouts {
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[argument(set_semantic_table, require_on_time)] input: Keyed,
+        out: &mut Collector<Fired>,
+    ) {
+        let _ = (input, out);
+        let mut time = ctx.time_context();
+        if let Some(now) = time.time_millis() {
+            time.register_on_time_millis("timeout", now + 5000);
+        }
+    }
+
+    fn on_timer(&self, ctx: &mut OnTimerContext, out: &mut Collector<Fired>) {
+        let fired_at = ctx.time_context().time_millis().unwrap_or_default();
+        out.collect(Fired { fired_at });
+    }
+}
+
+/// Each key has a row every 10 s, so with one input partition every timer fires before the
+/// key's next row: one output row per input row. Over several input partitions the
+/// watermark follows the slowest one, and a key's next row from a partition ahead may
+/// replace its timer first (as event time says): fewer rows, not checked.
+pub const PTF_TIMER: Workload = Workload {
+    name: "ptf_timer",
+    sql: "SELECT * FROM timeouts(input => TABLE keyed PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    setup: register_timeouts,
+    check_rows: false,
+    ..Workload::PLAIN
+};
+
+pub const PTF_TIMER_EVERY_ROW: Workload = Workload {
+    name: "ptf_timer_every_row",
+    setup: register_timeouts_every_row,
+    ..PTF_TIMER
+};

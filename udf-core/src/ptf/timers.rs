@@ -33,7 +33,7 @@ pub trait Timers {
 pub struct FiredTimer {
     pub key: u32,
     pub time: i64,
-    pub name: Option<String>,
+    pub name: Option<std::sync::Arc<str>>,
 }
 
 /// Timers to fire, in order.

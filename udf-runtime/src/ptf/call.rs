@@ -31,6 +31,8 @@ pub struct TableBinding {
     pub pass_through: bool,
     /// ORDER BY: input columns with (descending, nulls first); the first is the time column.
     pub order_by: Vec<(usize, bool, bool)>,
+    /// The ORDER BY columns' names, for EXPLAIN.
+    pub order_names: Vec<String>,
 }
 
 /// A PTF call, planned.

@@ -25,6 +25,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
     InputDistributionRequirements, PlanProperties,
 };
+use futures::FutureExt;
 use udf_core::ptf::{
     CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, StateBackend,
     TableSemantics, TimerCall,
@@ -292,8 +293,21 @@ impl ExecutionPlan for PtfExec {
                     let messages = inbox.as_mut()?;
                     let message = if driver.ended == messages.sources {
                         None
-                    } else {
+                    } else if driver.coalescer.get_buffered_rows() == 0 {
                         messages.next().await
+                    } else {
+                        // Output waits for a full batch only while input keeps coming: an
+                        // unbounded input that pauses still sees what its rows (and timers)
+                        // produced.
+                        match messages.next().now_or_never() {
+                            Some(message) => message,
+                            None => {
+                                if let Err(error) = driver.coalescer.finish_buffered_batch() {
+                                    return Some((Err(error.into()), (None, driver)));
+                                }
+                                continue;
+                            }
+                        }
                     };
                     match message {
                         Some(Ok(message)) => {
@@ -617,7 +631,7 @@ impl Driver {
         Ok(())
     }
 
-    /// Frees the slots of keys left without state or timers.
+    /// Frees the slots of keys left without state or timers, and updates the gauges.
     fn release(&mut self, mut released: Vec<u32>) {
         released.sort_unstable();
         released.dedup();
@@ -626,6 +640,15 @@ impl Driver {
                 self.key_table.release(slot);
             }
         }
+        self.metrics
+            .state_entries
+            .set(self.processor.state_entries());
+        self.metrics.keys.set(self.key_table.len());
+        self.metrics.keys_peak.set_max(self.key_table.len());
+        self.metrics.timers.set(self.timers.len());
+        self.metrics
+            .rows_waiting
+            .set(self.sorter.as_ref().map_or(0, SortBuffer::len));
     }
 
     /// Rows `range` of `batch`, processed under `watermark`.
@@ -742,14 +765,7 @@ impl Driver {
         self.metrics.input_rows.add(rows);
         self.release(released);
         self.last_now = now;
-        self.metrics
-            .state_entries
-            .set(self.processor.state_entries());
-        self.metrics.keys.set(self.key_table.len());
-        self.metrics.timers.set(self.timers.len());
-        self.metrics
-            .rows_waiting
-            .set(self.sorter.as_ref().map_or(0, SortBuffer::len));
+
         Ok(())
     }
 }
@@ -762,6 +778,8 @@ struct ProcessorMetrics {
     state_entries: Gauge,
     /// Keys holding a state slot after the latest batch.
     keys: Gauge,
+    /// The most keys that held a slot at once.
+    keys_peak: Gauge,
     /// Timers registered after the latest batch.
     timers: Gauge,
     /// Rows dropped by ORDER BY for arriving at or behind the watermark (rule 31).
@@ -777,6 +795,7 @@ impl ProcessorMetrics {
             output_rows: MetricBuilder::new(set).output_rows(partition),
             state_entries: MetricBuilder::new(set).gauge("state_entries", partition),
             keys: MetricBuilder::new(set).gauge("state_keys", partition),
+            keys_peak: MetricBuilder::new(set).gauge("state_keys_peak", partition),
             timers: MetricBuilder::new(set).gauge("timers", partition),
             late_rows_dropped: MetricBuilder::new(set).counter("late_rows_dropped", partition),
             rows_waiting: MetricBuilder::new(set).gauge("rows_waiting", partition),

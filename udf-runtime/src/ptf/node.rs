@@ -154,9 +154,10 @@ pub fn describe(call: &PtfCall) -> String {
                     let columns: Vec<String> = table
                         .order_by
                         .iter()
-                        .map(|(c, desc, nulls_first)| {
+                        .zip(&table.order_names)
+                        .map(|((_, desc, nulls_first), c)| {
                             format!(
-                                "#{c}{}{}",
+                                "{c}{}{}",
                                 if *desc { " DESC" } else { "" },
                                 if *nulls_first { " NULLS FIRST" } else { "" }
                             )

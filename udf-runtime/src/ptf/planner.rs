@@ -491,6 +491,7 @@ impl PtfArguments<'_> {
                 );
             }
             binding.order_by.push((index, descending, nulls_first));
+            binding.order_names.push(schema.field(index).name().clone());
         }
         if !binding.order_by.is_empty() && traits.semantics == Semantics::Row {
             return plan_err!(
@@ -604,6 +605,7 @@ impl PtfArguments<'_> {
             key_positions,
             pass_through: traits.pass_columns_through,
             order_by: Vec::new(),
+            order_names: Vec::new(),
         })
     }
 }

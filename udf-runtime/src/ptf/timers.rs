@@ -2,33 +2,49 @@
 //! replaces the key's timer of that name; an unnamed one exists once per (key, time).
 //! When the watermark reaches `w`, the timers with time ≤ `w` registered before that moment
 //! fire in order; a timer registered while they fire waits for the next advance.
+//!
+//! Timers are kept by key slot (slots are small dense numbers) in short lists, names are
+//! interned: registering and firing hash nothing and allocate nothing per row.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
+use datafusion::common::HashMap;
 use udf_core::ptf::{FiredTimer, TimerRequest, Timers};
+
+/// "No name" in the queue's name position.
+const UNNAMED: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    id: u64,
+    time: i64,
+    name: u32,
+}
 
 #[derive(Debug, Default)]
 pub struct TimerService {
-    /// (time, key, id) of every registered timer.
-    queue: BTreeSet<(i64, u32, u64)>,
-    /// id → (key, time, name).
-    timers: HashMap<u64, (u32, i64, Option<String>)>,
-    named: HashMap<(u32, String), u64>,
-    unnamed: HashMap<(u32, i64), u64>,
-    by_key: HashMap<u32, HashSet<u64>>,
+    /// (time, key, id, name) of every registered timer: the firing order.
+    queue: BTreeSet<(i64, u32, u64, u32)>,
+    /// The timers of each key slot.
+    by_key: Vec<Vec<Entry>>,
+    names: HashMap<String, u32>,
+    interned: Vec<Arc<str>>,
     next_id: u64,
-    /// The ids of the batch being fired.
-    firing: Vec<u64>,
+    /// The queue entries of the batch being fired.
+    firing: Vec<(i64, u32, u64, u32)>,
 }
 
 impl TimerService {
     /// Whether `key` has timers (its slot must stay).
     pub fn has_timers(&self, key: u32) -> bool {
-        self.by_key.get(&key).is_some_and(|ids| !ids.is_empty())
+        self.by_key
+            .get(key as usize)
+            .is_some_and(|timers| !timers.is_empty())
     }
 
     pub fn len(&self) -> usize {
-        self.timers.len()
+        self.queue.len()
     }
 
     /// The timers due at `watermark` that were registered before now, in firing order.
@@ -36,65 +52,73 @@ impl TimerService {
         let limit = self.next_id;
         self.firing.clear();
         let mut fired = Vec::new();
-        for &(time, key, id) in self.queue.range(..=(watermark, u32::MAX, u64::MAX)) {
+        for &entry @ (time, key, id, name) in self
+            .queue
+            .range(..=(watermark, u32::MAX, u64::MAX, u32::MAX))
+        {
             if id >= limit {
                 continue;
             }
-            self.firing.push(id);
+            self.firing.push(entry);
             fired.push(FiredTimer {
                 key,
                 time,
-                name: self.timers[&id].2.clone(),
+                name: (name != UNNAMED).then(|| self.interned[name as usize].clone()),
             });
         }
         fired
     }
 
-    fn register(&mut self, key: u32, name: Option<String>, time: i64) {
-        match &name {
-            Some(name) => {
-                if let Some(old) = self.named.get(&(key, name.clone())).copied() {
-                    self.remove(old);
-                }
-            }
-            None => {
-                if self.unnamed.contains_key(&(key, time)) {
-                    return;
-                }
-            }
+    fn name_id(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.names.get(name) {
+            return *id;
         }
-        let id = self.next_id;
-        self.next_id += 1;
-        match &name {
-            Some(name) => {
-                self.named.insert((key, name.clone()), id);
-            }
-            None => {
-                self.unnamed.insert((key, time), id);
-            }
-        }
-        self.queue.insert((time, key, id));
-        self.timers.insert(id, (key, time, name));
-        self.by_key.entry(key).or_default().insert(id);
+        let id = self.interned.len() as u32;
+        self.interned.push(name.into());
+        self.names.insert(name.to_owned(), id);
+        id
     }
 
-    fn remove(&mut self, id: u64) {
-        let Some((key, time, name)) = self.timers.remove(&id) else {
+    fn timers_of(&mut self, key: u32) -> &mut Vec<Entry> {
+        let key = key as usize;
+        if self.by_key.len() <= key {
+            self.by_key.resize_with(key + 1, Vec::new);
+        }
+        &mut self.by_key[key]
+    }
+
+    fn register(&mut self, key: u32, name: Option<&str>, time: i64) {
+        let name = name.map_or(UNNAMED, |n| self.name_id(n));
+        let id = self.next_id;
+        let timers = self.timers_of(key);
+        let same = timers
+            .iter()
+            .position(|e| e.name == name && (name != UNNAMED || e.time == time));
+        let replaced = match same {
+            Some(_) if name == UNNAMED => return,
+            Some(index) => Some(timers.swap_remove(index)),
+            None => None,
+        };
+        timers.push(Entry { id, time, name });
+        if let Some(old) = replaced {
+            self.queue.remove(&(old.time, key, old.id, old.name));
+        }
+        self.next_id += 1;
+        self.queue.insert((time, key, id, name));
+    }
+
+    /// Removes the key's timers that `matches`.
+    fn remove_where(&mut self, key: u32, mut matches: impl FnMut(&Entry) -> bool) {
+        let Some(timers) = self.by_key.get_mut(key as usize) else {
             return;
         };
-        self.queue.remove(&(time, key, id));
-        match name {
-            Some(name) => {
-                self.named.remove(&(key, name));
-            }
-            None => {
-                self.unnamed.remove(&(key, time));
-            }
-        }
-        if let Some(ids) = self.by_key.get_mut(&key) {
-            ids.remove(&id);
-            if ids.is_empty() {
-                self.by_key.remove(&key);
+        let mut index = 0;
+        while index < timers.len() {
+            if matches(&timers[index]) {
+                let entry = timers.swap_remove(index);
+                self.queue.remove(&(entry.time, key, entry.id, entry.name));
+            } else {
+                index += 1;
             }
         }
     }
@@ -104,35 +128,28 @@ impl Timers for TimerService {
     fn apply(&mut self, key: u32, requests: Vec<TimerRequest>) {
         for request in requests {
             match request {
-                TimerRequest::Register { name, time } => self.register(key, name, time),
+                TimerRequest::Register { name, time } => self.register(key, name.as_deref(), time),
                 TimerRequest::ClearNamed(name) => {
-                    if let Some(id) = self.named.get(&(key, name)).copied() {
-                        self.remove(id);
+                    if let Some(&name) = self.names.get(&name) {
+                        self.remove_where(key, |e| e.name == name);
                     }
                 }
                 TimerRequest::ClearAt(time) => {
-                    if let Some(id) = self.unnamed.get(&(key, time)).copied() {
-                        self.remove(id);
-                    }
+                    self.remove_where(key, |e| e.name == UNNAMED && e.time == time)
                 }
-                TimerRequest::ClearAll => {
-                    let ids: Vec<u64> = self
-                        .by_key
-                        .get(&key)
-                        .map(|ids| ids.iter().copied().collect())
-                        .unwrap_or_default();
-                    for id in ids {
-                        self.remove(id);
-                    }
-                }
+                TimerRequest::ClearAll => self.remove_where(key, |_| true),
             }
         }
     }
 
     fn take(&mut self, index: usize) -> bool {
-        let id = self.firing[index];
-        let registered = self.timers.contains_key(&id);
-        self.remove(id);
+        let (_, key, id, _) = self.firing[index];
+        let mut registered = false;
+        self.remove_where(key, |e| {
+            let hit = e.id == id;
+            registered |= hit;
+            hit
+        });
         registered
     }
 }
