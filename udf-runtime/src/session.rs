@@ -29,6 +29,7 @@ use crate::sql::query_planner::UdfQueryPlanner;
 use crate::sql::registration::EngineFunction;
 use crate::sql::set_semantics::SetSemanticsPlanner;
 use crate::sql::table_aggregate::TableAggregateCall;
+use crate::sql::watermark_ddl;
 use crate::sql::{set_option, statement};
 use crate::table_aggregate::EmitMode;
 use udf_core::ptf::ProcessingClock;
@@ -183,6 +184,12 @@ impl Session {
         if let Some((key, value)) = set_option::parse(sql) {
             self.set_option(&key, &value)?;
             return self.context.read_empty();
+        }
+        // Flink's `WATERMARK FOR ts AS ts - INTERVAL ...` in CREATE TABLE.
+        if let Some((statement, watermark)) = watermark_ddl::extract(sql)? {
+            let created = Box::pin(self.sql(&statement)).await?;
+            self.declare_watermark(&watermark.table, &watermark.column, watermark.delay);
+            return Ok(created);
         }
         let state = self.context.state();
         let mut parsed = parse_statement(&state, sql)?;

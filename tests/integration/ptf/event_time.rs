@@ -196,3 +196,40 @@ async fn watermarks_emitted_per_batch_move_between_batches() {
         ]
     );
 }
+
+#[tokio::test]
+async fn watermarks_can_be_declared_in_create_table() {
+    let dir = std::env::temp_dir().join(format!("udf-watermark-ddl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("events.csv");
+    std::fs::write(
+        &file,
+        "k,ts\na,1970-01-01T00:00:01\nb,1970-01-01T00:00:05\na,1970-01-01T00:00:03\n",
+    )
+    .unwrap();
+    let session = session_with_partitions("unused", &events(&["a"], &[0]), 1);
+    session.register(clock).unwrap();
+    session
+        .sql(&format!(
+            "CREATE EXTERNAL TABLE events (k VARCHAR, ts TIMESTAMP(3), \
+             WATERMARK FOR ts AS ts - INTERVAL '0.5' SECOND) \
+             STORED AS CSV LOCATION '{}' OPTIONS ('format.has_header' 'true')",
+            file.display()
+        ))
+        .await
+        .unwrap();
+    let seen = rows(
+        &session,
+        "SELECT t, wm FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        seen,
+        vec![
+            row![1000_i64, None::<i64>],
+            row![5000_i64, 500_i64],
+            row![3000_i64, 4500_i64],
+        ]
+    );
+}

@@ -20,3 +20,4 @@ pub mod set_option;
 pub mod set_semantics;
 pub mod statement;
 pub mod table_aggregate;
+pub mod watermark_ddl;
