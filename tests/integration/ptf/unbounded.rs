@@ -155,10 +155,11 @@ impl Sessions {
 
 #[tokio::test]
 async fn keys_that_expire_through_timers_keep_memory_bounded() {
-    // 200,000 rows, one per millisecond; every 50 consecutive rows share a key, so 4,000
-    // keys come and go and about 21 are live at a time.
+    // 2,000,000 rows, one per millisecond; every 50 consecutive rows share a key, so 40,000
+    // keys come and go. The watermark moves after every batch of 8,192 rows, so a key's
+    // timer fires at most a batch after it is due: about 190 keys are live at a time.
     let schema = schema();
-    let rows: i64 = 200_000;
+    let rows: i64 = 2_000_000;
     let mut batches = Vec::new();
     let mut start = 0;
     while start < rows {
@@ -177,7 +178,12 @@ async fn keys_that_expire_through_timers_keep_memory_bounded() {
             Arc::new(MemTable::try_new(schema, vec![batches]).unwrap()),
         )
         .unwrap();
-    session.declare_watermark("clicks", "ts", Duration::ZERO);
+    session.declare_watermark_with(
+        "clicks",
+        "ts",
+        Duration::ZERO,
+        udf_runtime::WatermarkEmission::EveryBatch,
+    );
     session.register(Sessions).unwrap();
     let df = session
         .sql("SELECT * FROM Sessions(input => TABLE clicks PARTITION BY k, on_time => DESCRIPTOR(ts))")
@@ -186,11 +192,11 @@ async fn keys_that_expire_through_timers_keep_memory_bounded() {
     let plan = df.create_physical_plan().await.unwrap();
     let out = collect(plan.clone(), session.task_ctx()).await.unwrap();
     let sessions = crate::support::batches_to_rows(&out);
-    assert_eq!(sessions.len(), 4_000);
+    assert_eq!(sessions.len(), 40_000);
     assert!(sessions.iter().all(|r| r[1] == Value::BigInt(50)));
     let metrics = super::plans::ptf_metrics(&plan);
     let peak = metrics("state_keys_peak");
-    assert!(peak <= 40, "at most ~21 keys are live at once, saw {peak}");
+    assert!(peak <= 400, "about 190 keys are live at once, saw {peak}");
     assert_eq!(metrics("state_keys"), 0);
     assert_eq!(metrics("timers"), 0);
 }
