@@ -8,6 +8,7 @@ mod arguments;
 mod catalog;
 mod dataframe;
 mod errors;
+mod feed;
 mod ptf;
 mod resolve;
 mod session;
@@ -18,6 +19,7 @@ pub use catalog::FunctionInfo;
 pub use dataframe::{
     FlatAggregate, GroupedDataFrame, JoinLateral, PartitionedDataFrame, Process, ProcessTableCall,
 };
+pub use feed::Feed;
 pub use ptf::time::WatermarkEmission;
 pub use session::Session;
 pub use sql::config::JobParameters;

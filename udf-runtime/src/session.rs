@@ -387,6 +387,19 @@ impl Session {
         }
     }
 
+    /// Registers table `name` that the application feeds while a query reads it (an
+    /// unbounded source): send batches of `schema` with the returned [`Feed`], drop or
+    /// close it to end the input. One query may read it.
+    pub fn register_feed(
+        &self,
+        name: &str,
+        schema: udf_core::arrow::datatypes::SchemaRef,
+    ) -> Result<crate::Feed> {
+        let (table, feed) = crate::feed::fed_table(schema)?;
+        self.context.register_table(name, Arc::new(table))?;
+        Ok(feed)
+    }
+
     /// Declares the watermark of `table`'s time column `column`: `max(column seen) - delay`,
     /// emitted after every row (SQL: `WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`). A PTF
     /// call names the column with `on_time => DESCRIPTOR(column)`.

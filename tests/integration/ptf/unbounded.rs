@@ -1,13 +1,12 @@
-//! Unbounded inputs: a table the application feeds at run time (a `StreamingTable` over a
-//! channel). The PTF emits as it goes — timer output arrives while the input is still open —
+//! Unbounded inputs: a table the application feeds at run time (`Session::register_feed`, a
+//! `StreamingTable` over a channel). The PTF emits as it goes — timer output arrives while the input is still open —
 //! and a long run whose keys expire through timers keeps a bounded number of keys.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 use udf_core::Value;
 use udf_core::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use udf_core::arrow::datatypes::{Field, Schema, SchemaRef};
@@ -15,11 +14,8 @@ use udf_core::prelude::*;
 use udf_core::types::DataType;
 use udf_examples::ptf::timer::TimerFunction;
 use udf_runtime::Session;
-use udf_runtime::datafusion::catalog::streaming::StreamingTable;
 use udf_runtime::datafusion::datasource::MemTable;
-use udf_runtime::datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use udf_runtime::datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use udf_runtime::datafusion::physical_plan::streaming::PartitionStream;
+use udf_runtime::datafusion::execution::SendableRecordBatchStream;
 use udf_runtime::datafusion::physical_plan::{ExecutionPlanProperties, collect};
 use udf_runtime::datafusion::prelude::SessionConfig;
 
@@ -39,27 +35,6 @@ fn batch(schema: &SchemaRef, keys: Vec<String>, millis: Vec<i64>) -> RecordBatch
     RecordBatch::try_new(schema.clone(), vec![keys, ts]).unwrap()
 }
 
-/// Batches the application sends while the query runs.
-#[derive(Debug)]
-struct Fed {
-    schema: SchemaRef,
-    batches: Mutex<Option<mpsc::UnboundedReceiver<RecordBatch>>>,
-}
-
-impl PartitionStream for Fed {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let receiver = self.batches.lock().unwrap().take().expect("read once");
-        let stream = futures::stream::unfold(receiver, |mut receiver| async move {
-            receiver.recv().await.map(|batch| (Ok(batch), receiver))
-        });
-        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
-    }
-}
-
 /// The next output batch, failing the test after 10 s instead of hanging.
 async fn next(
     output: &mut SendableRecordBatchStream,
@@ -72,16 +47,8 @@ async fn next(
 #[tokio::test]
 async fn timer_output_arrives_before_the_input_ends() {
     let schema = schema();
-    let (sender, receiver) = mpsc::unbounded_channel();
-    let source = Fed {
-        schema: schema.clone(),
-        batches: Mutex::new(Some(receiver)),
-    };
-    let table = StreamingTable::try_new(schema.clone(), vec![Arc::new(source)])
-        .unwrap()
-        .with_infinite_table(true);
     let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
-    session.register_table("events", Arc::new(table)).unwrap();
+    let feed = session.register_feed("events", schema.clone()).unwrap();
     session.declare_watermark("events", "ts", Duration::ZERO);
     session.register(TimerFunction).unwrap();
     let df = session
@@ -93,11 +60,20 @@ async fn timer_output_arrives_before_the_input_ends() {
     let mut output =
         udf_runtime::datafusion::physical_plan::execute_stream(plan, session.task_ctx()).unwrap();
 
-    sender
-        .send(batch(&schema, vec!["a".into()], vec![0]))
+    let wrong = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new(
+            "id",
+            udf_core::arrow::datatypes::DataType::Int64,
+            false,
+        )])),
+        vec![Arc::new(Int64Array::from(vec![1]))],
+    )
+    .unwrap();
+    let refused = feed.send(wrong).unwrap_err().to_string();
+    assert!(refused.contains("are not the fed table's"), "{refused}");
+    feed.send(batch(&schema, vec!["a".into()], vec![0]))
         .unwrap();
-    sender
-        .send(batch(&schema, vec!["b".into()], vec![100_000]))
+    feed.send(batch(&schema, vec!["b".into()], vec![100_000]))
         .unwrap();
     // a's timeout (60 s) fires when b's row moves the watermark to 100 s: its row comes out
     // while the input is still open.
@@ -106,7 +82,7 @@ async fn timer_output_arrives_before_the_input_ends() {
         crate::support::batches_to_rows(&[first]),
         vec![crate::row!["a", "Timeout for: a"]]
     );
-    drop(sender);
+    feed.close();
     let mut rest = Vec::new();
     while let Some(batch) = next(&mut output).await {
         rest.push(batch.unwrap());
