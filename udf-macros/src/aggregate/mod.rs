@@ -172,27 +172,7 @@ fn parse(
     cx: &Ctxt,
 ) -> (Option<AggregateDef>, syn::ItemImpl) {
     let macro_name = kind.macro_name();
-    if let Some((_, path, _)) = &block.trait_ {
-        cx.error_spanned_by(
-            path,
-            format!("#[{macro_name}] goes on an inherent `impl` block, not a trait impl"),
-        );
-    }
-    if !block.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &block.generics,
-            "a function type cannot be generic: register one concrete type per SQL function",
-        );
-    }
-    let self_ty = (*block.self_ty).clone();
-    let Some(sql_name) = (match &self_ty {
-        Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    }) else {
-        cx.error_spanned_by(
-            &self_ty,
-            format!("#[{macro_name}] needs an `impl` of a named type"),
-        );
+    let Some((self_ty, sql_name)) = crate::eval::impl_target(&block, macro_name, cx) else {
         return (None, block);
     };
 

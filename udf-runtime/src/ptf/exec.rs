@@ -606,14 +606,7 @@ impl Driver {
         let processor = &mut self.processor;
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
         let index = call.row;
-        let message = match outcome {
-            Ok(Ok(())) => None,
-            Ok(Err(error)) => Some(format!("failed in on_timer: {error}")),
-            Err(panic) => Some(format!(
-                "panicked in on_timer: {}",
-                udf_core::panic_message(panic.as_ref())
-            )),
-        };
+        let message = failure(outcome, " in on_timer");
         if let Some(message) = message {
             let timer = &due[index];
             return exec_err!(
@@ -743,14 +736,7 @@ impl Driver {
         let processor = &mut self.processor;
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
         let row = call.row;
-        let message = match outcome {
-            Ok(Ok(())) => None,
-            Ok(Err(error)) => Some(format!("failed: {error}")),
-            Err(panic) => Some(format!(
-                "panicked: {}",
-                udf_core::panic_message(panic.as_ref())
-            )),
-        };
+        let message = failure(outcome, "");
         if let Some(message) = message {
             let values = describe_input_row(table.as_ref(), row);
             return exec_err!(
@@ -800,6 +786,19 @@ impl ProcessorMetrics {
             late_rows_dropped: MetricBuilder::new(set).counter("late_rows_dropped", partition),
             rows_waiting: MetricBuilder::new(set).gauge("rows_waiting", partition),
         }
+    }
+}
+
+/// What went wrong in a call of the function, if anything: `failed{place}: ...` or
+/// `panicked{place}: ...`.
+fn failure(outcome: std::thread::Result<udf_core::Result<()>>, place: &str) -> Option<String> {
+    match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(format!("failed{place}: {error}")),
+        Err(panic) => Some(format!(
+            "panicked{place}: {}",
+            udf_core::panic_message(panic.as_ref())
+        )),
     }
 }
 
