@@ -233,3 +233,32 @@ async fn watermarks_can_be_declared_in_create_table() {
         ]
     );
 }
+
+#[tokio::test]
+async fn watermarks_in_create_table_with_inserted_rows() {
+    let session = session_with_partitions("unused", &events(&["a"], &[0]), 1);
+    session.register(clock).unwrap();
+    session
+        .sql("CREATE TABLE events (k VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    session
+        .sql("INSERT INTO events VALUES ('a', TIMESTAMP '1970-01-01 00:00:02'), ('a', TIMESTAMP '1970-01-01 00:00:04')")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let seen = rows(
+        &session,
+        "SELECT t, wm FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(
+        seen,
+        vec![row![2000_i64, None::<i64>], row![4000_i64, 1000_i64]]
+    );
+}
