@@ -19,7 +19,7 @@ pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::ptf::{
     CallInfo, Context, FiredTimer, ListView, MapView, OnTimerContext, ProcessCall,
     ProcessTableFunction, Processor, ProcessorSetup, StateBackend, StateItem, StateKey, StateValue,
-    TimerCall, ValueStates, ViewStates,
+    TimerCall, ValueSlot, ViewSlot,
 };
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use crate::spec::{
@@ -230,18 +230,12 @@ pub fn state_spec(
 }
 
 /// Value state of type `T` (the bound is checked here, once, with the state trait's message).
-pub fn value_store<T: StateValue>(
-    backend: StateBackend,
-    spec: &StateSpec,
-) -> Box<dyn ValueStates<T>> {
+pub fn value_store<T: StateValue>(backend: StateBackend, spec: &StateSpec) -> ValueSlot<T> {
     backend.values(spec)
 }
 
 /// List state of elements `T`.
-pub fn list_store<T: StateItem>(
-    backend: StateBackend,
-    spec: &StateSpec,
-) -> Box<dyn ViewStates<ListView<T>>> {
+pub fn list_store<T: StateItem>(backend: StateBackend, spec: &StateSpec) -> ViewSlot<ListView<T>> {
     backend.lists(spec)
 }
 
@@ -249,6 +243,6 @@ pub fn list_store<T: StateItem>(
 pub fn map_store<K: StateKey, V: StateItem>(
     backend: StateBackend,
     spec: &StateSpec,
-) -> Box<dyn ViewStates<MapView<K, V>>> {
+) -> ViewSlot<MapView<K, V>> {
     backend.maps(spec)
 }

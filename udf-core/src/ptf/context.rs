@@ -85,6 +85,17 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Readies a context of an earlier row for the next one (generated code keeps one per
+    /// batch).
+    #[doc(hidden)]
+    #[inline]
+    pub fn next_row(&mut self, time: Option<i64>, watermark: Option<i64>) {
+        self.cleared = 0;
+        self.time = time;
+        self.watermark = watermark;
+        self.timers.clear();
+    }
+
     /// Event time: the row's time and the watermark (Flink's `timeContext(Instant.class)`).
     pub fn time_context(&mut self) -> TimeContext<'_, 'a> {
         TimeContext { context: self }

@@ -10,7 +10,7 @@ pub use clock::{ManualClock, ProcessingClock, SystemClock};
 pub use context::{CallInfo, Context, OnTimerContext, TableSemantics, TimeContext};
 pub use function::{ProcessCall, ProcessTableFunction, Processor, ProcessorSetup};
 pub use state::{
-    KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueStates,
-    ValueStore, ViewStates, ViewStore,
+    KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueSlot,
+    ValueStates, ValueStore, ViewSlot, ViewStates, ViewStore,
 };
 pub use timers::{FiredTimer, NoTimers, TimerCall, TimerRequest, Timers};

@@ -31,21 +31,21 @@ fn store(state: &StateParam) -> (TokenStream, TokenStream) {
         StateKind::Value => {
             let t = &tys[0];
             (
-                quote!(::std::boxed::Box<dyn __udf::ValueStates<#t>>),
+                quote!(__udf::ValueSlot<#t>),
                 quote_spanned!(span=> __udf::value_store::<#t>),
             )
         }
         StateKind::List => {
             let t = &tys[0];
             (
-                quote!(::std::boxed::Box<dyn __udf::ViewStates<__udf::ListView<#t>>>),
+                quote!(__udf::ViewSlot<__udf::ListView<#t>>),
                 quote_spanned!(span=> __udf::list_store::<#t>),
             )
         }
         StateKind::Map => {
             let (k, v) = (&tys[0], &tys[1]);
             (
-                quote!(::std::boxed::Box<dyn __udf::ViewStates<__udf::MapView<#k, #v>>>),
+                quote!(__udf::ViewSlot<__udf::MapView<#k, #v>>),
                 quote_spanned!(span=> __udf::map_store::<#k, #v>),
             )
         }
@@ -264,10 +264,11 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                     let now = call.now;
                     #setup
                     let mut emitted = #emitted;
+                    let mut ctx = __udf::Context::new(&self.setup.info);
                     for row in 0..call.rows {
                         call.row = row;
                         #key
-                        let mut ctx = __udf::Context::at(&self.setup.info, call.time(row), call.watermark);
+                        ctx.next_row(call.time(row), call.watermark);
                         #load
                         #unit(#target::#method(#this_arg #call_args &mut emitted.collector(row)))?;
                         if let ::core::option::Option::Some(error) = ctx.take_error() {

@@ -24,9 +24,11 @@ impl<T: StateValue> ValueStore<T> {
     }
 }
 
-impl<T: StateValue> ValueStates<T> for ValueStore<T> {
+// Only what the accessors need, so a state type missing a trait is reported once, at the
+// constructor.
+impl<T: Clone + PartialEq> ValueStore<T> {
     #[inline]
-    fn load(&mut self, key: usize, now: i64) -> T {
+    pub fn load(&mut self, key: usize, now: i64) -> T {
         if let Some(slot) = self.slots.get_mut(key)
             && let Some(entry) = slot
         {
@@ -40,7 +42,7 @@ impl<T: StateValue> ValueStates<T> for ValueStore<T> {
     }
 
     #[inline]
-    fn store(&mut self, key: usize, value: T, now: i64) -> bool {
+    pub fn store(&mut self, key: usize, value: T, now: i64) -> bool {
         if self.slots.len() <= key {
             if value == self.initial {
                 return true;
@@ -72,7 +74,7 @@ impl<T: StateValue> ValueStates<T> for ValueStore<T> {
         }
     }
 
-    fn clear(&mut self, key: usize) {
+    pub fn clear(&mut self, key: usize) {
         if let Some(slot) = self.slots.get_mut(key)
             && slot.take().is_some()
         {
@@ -80,12 +82,34 @@ impl<T: StateValue> ValueStates<T> for ValueStore<T> {
         }
     }
 
-    fn is_absent(&self, key: usize) -> bool {
+    pub fn is_absent(&self, key: usize) -> bool {
         !matches!(self.slots.get(key), Some(Some(_)))
     }
 
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.live
+    }
+}
+
+impl<T: StateValue> ValueStates<T> for ValueStore<T> {
+    fn load(&mut self, key: usize, now: i64) -> T {
+        ValueStore::load(self, key, now)
+    }
+
+    fn store(&mut self, key: usize, value: T, now: i64) -> bool {
+        ValueStore::store(self, key, value, now)
+    }
+
+    fn clear(&mut self, key: usize) {
+        ValueStore::clear(self, key)
+    }
+
+    fn is_absent(&self, key: usize) -> bool {
+        ValueStore::is_absent(self, key)
+    }
+
+    fn len(&self) -> usize {
+        ValueStore::len(self)
     }
 }
 
@@ -104,9 +128,9 @@ impl<V: KeyedView> ViewStore<V> {
     }
 }
 
-impl<V: KeyedView + Send> ViewStates<V> for ViewStore<V> {
+impl<V: KeyedView> ViewStore<V> {
     #[inline]
-    fn view(&mut self, key: usize, now: i64) -> &mut V {
+    pub fn view(&mut self, key: usize, now: i64) -> &mut V {
         if self.views.len() <= key {
             self.views.resize_with(key + 1, V::default);
         }
@@ -116,7 +140,7 @@ impl<V: KeyedView + Send> ViewStates<V> for ViewStore<V> {
     }
 
     #[inline]
-    fn finish(&mut self, key: usize) -> bool {
+    pub fn finish(&mut self, key: usize) -> bool {
         match self.views.get_mut(key) {
             Some(view) => {
                 view.finish();
@@ -126,18 +150,40 @@ impl<V: KeyedView + Send> ViewStates<V> for ViewStore<V> {
         }
     }
 
-    fn clear(&mut self, key: usize) {
+    pub fn clear(&mut self, key: usize) {
         if let Some(view) = self.views.get_mut(key) {
             view.clear_all();
         }
     }
 
-    fn is_absent(&self, key: usize) -> bool {
+    pub fn is_absent(&self, key: usize) -> bool {
         self.views.get(key).is_none_or(KeyedView::is_absent)
     }
 
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.views.iter().filter(|v| !v.is_absent()).count()
+    }
+}
+
+impl<V: KeyedView + Send> ViewStates<V> for ViewStore<V> {
+    fn view(&mut self, key: usize, now: i64) -> &mut V {
+        ViewStore::view(self, key, now)
+    }
+
+    fn finish(&mut self, key: usize) -> bool {
+        ViewStore::finish(self, key)
+    }
+
+    fn clear(&mut self, key: usize) {
+        ViewStore::clear(self, key)
+    }
+
+    fn is_absent(&self, key: usize) -> bool {
+        ViewStore::is_absent(self, key)
+    }
+
+    fn len(&self) -> usize {
+        ViewStore::len(self)
     }
 }
 

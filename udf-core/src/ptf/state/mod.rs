@@ -1,10 +1,11 @@
 //! Keyed state of process table functions.
 //!
 //! Every key a processor has seen gets a slot number from the runtime; a store holds one
-//! entry per slot. Generated code holds each entry's store as a `ValueStates` /
-//! `ViewStates` trait object made by the processor's [`StateBackend`]: that is the seam a
-//! disk backend fills (state types are `Serialize + DeserializeOwned` for it). The one
-//! backend today keeps values typed in memory (`memory.rs`), with no serialization on access.
+//! entry per slot. Generated code holds each entry's store as a [`ValueSlot`] /
+//! [`ViewSlot`] made by the processor's [`StateBackend`]: the in-memory store inline, any
+//! other backend behind the `ValueStates` / `ViewStates` traits — the seam a disk backend
+//! fills (state types are `Serialize + DeserializeOwned` for it). The one backend today keeps
+//! values typed in memory (`memory.rs`), with no serialization on access.
 //!
 //! TTL (rule 24): an entry written at `t` is gone from `t + ttl` on (processing time); reading
 //! it does not extend its life. Lists and maps expire entry by entry (rule 23).
@@ -113,6 +114,105 @@ pub trait ViewStates<V>: Send {
     }
 }
 
+/// The store of one value state entry as generated code holds it: the in-memory store
+/// inline (so its calls inline), any other backend's behind [`ValueStates`].
+pub enum ValueSlot<T> {
+    Memory(ValueStore<T>),
+    Backend(Box<dyn ValueStates<T>>),
+}
+
+impl<T: Clone + PartialEq> ValueSlot<T> {
+    #[inline]
+    pub fn load(&mut self, key: usize, now: i64) -> T {
+        match self {
+            ValueSlot::Memory(store) => store.load(key, now),
+            ValueSlot::Backend(store) => store.load(key, now),
+        }
+    }
+
+    #[inline]
+    pub fn store(&mut self, key: usize, value: T, now: i64) -> bool {
+        match self {
+            ValueSlot::Memory(store) => store.store(key, value, now),
+            ValueSlot::Backend(store) => store.store(key, value, now),
+        }
+    }
+
+    pub fn clear(&mut self, key: usize) {
+        match self {
+            ValueSlot::Memory(store) => store.clear(key),
+            ValueSlot::Backend(store) => store.clear(key),
+        }
+    }
+
+    pub fn is_absent(&self, key: usize) -> bool {
+        match self {
+            ValueSlot::Memory(store) => store.is_absent(key),
+            ValueSlot::Backend(store) => store.is_absent(key),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ValueSlot::Memory(store) => store.len(),
+            ValueSlot::Backend(store) => store.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The store of one list or map entry as generated code holds it (see [`ValueSlot`]).
+pub enum ViewSlot<V> {
+    Memory(ViewStore<V>),
+    Backend(Box<dyn ViewStates<V>>),
+}
+
+impl<V: KeyedView> ViewSlot<V> {
+    #[inline]
+    pub fn view(&mut self, key: usize, now: i64) -> &mut V {
+        match self {
+            ViewSlot::Memory(store) => store.view(key, now),
+            ViewSlot::Backend(store) => store.view(key, now),
+        }
+    }
+
+    #[inline]
+    pub fn finish(&mut self, key: usize) -> bool {
+        match self {
+            ViewSlot::Memory(store) => store.finish(key),
+            ViewSlot::Backend(store) => store.finish(key),
+        }
+    }
+
+    pub fn clear(&mut self, key: usize) {
+        match self {
+            ViewSlot::Memory(store) => store.clear(key),
+            ViewSlot::Backend(store) => store.clear(key),
+        }
+    }
+
+    pub fn is_absent(&self, key: usize) -> bool {
+        match self {
+            ViewSlot::Memory(store) => store.is_absent(key),
+            ViewSlot::Backend(store) => store.is_absent(key),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ViewSlot::Memory(store) => store.len(),
+            ViewSlot::Backend(store) => store.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Where a processor keeps its keyed state.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,26 +224,23 @@ pub enum StateBackend {
 
 impl StateBackend {
     /// The store of a value state entry.
-    pub fn values<T: StateValue>(self, spec: &StateSpec) -> Box<dyn ValueStates<T>> {
+    pub fn values<T: StateValue>(self, spec: &StateSpec) -> ValueSlot<T> {
         match self {
-            StateBackend::InMemory => Box::new(ValueStore::<T>::new(spec)),
+            StateBackend::InMemory => ValueSlot::Memory(ValueStore::<T>::new(spec)),
         }
     }
 
     /// The store of a `ListView` entry.
-    pub fn lists<T: StateItem>(self, spec: &StateSpec) -> Box<dyn ViewStates<ListView<T>>> {
+    pub fn lists<T: StateItem>(self, spec: &StateSpec) -> ViewSlot<ListView<T>> {
         match self {
-            StateBackend::InMemory => Box::new(ViewStore::<ListView<T>>::new(spec)),
+            StateBackend::InMemory => ViewSlot::Memory(ViewStore::<ListView<T>>::new(spec)),
         }
     }
 
     /// The store of a `MapView` entry.
-    pub fn maps<K: StateKey, V: StateItem>(
-        self,
-        spec: &StateSpec,
-    ) -> Box<dyn ViewStates<MapView<K, V>>> {
+    pub fn maps<K: StateKey, V: StateItem>(self, spec: &StateSpec) -> ViewSlot<MapView<K, V>> {
         match self {
-            StateBackend::InMemory => Box::new(ViewStore::<MapView<K, V>>::new(spec)),
+            StateBackend::InMemory => ViewSlot::Memory(ViewStore::<MapView<K, V>>::new(spec)),
         }
     }
 }
