@@ -89,6 +89,10 @@ impl<T: Clone + PartialEq> ValueStore<T> {
     pub fn len(&self) -> usize {
         self.live
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
 }
 
 impl<T: StateValue> ValueStates<T> for ValueStore<T> {
@@ -162,6 +166,10 @@ impl<V: KeyedView> ViewStore<V> {
 
     pub fn len(&self) -> usize {
         self.views.iter().filter(|v| !v.is_absent()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.views.iter().all(KeyedView::is_absent)
     }
 }
 
