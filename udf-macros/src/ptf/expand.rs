@@ -236,7 +236,8 @@ pub fn expand(def: &PtfDef) -> TokenStream {
         Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
         None => quote!(__udf::UnitResult::into_result),
     };
-    let emitted = quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>::new(&self.setup.output, call.chunk)?);
+    // Sized for about a row out per row in (a call may cover a single row).
+    let emitted = quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>::new(&self.setup.output, call.chunk.min(call.rows))?);
 
     let lifecycle = lifecycle_of(
         &def.self_ty,
@@ -376,7 +377,7 @@ fn on_timer_method(
         fn on_timer(&mut self, call: &mut __udf::TimerCall<'_>) -> __udf::Result<(), __udf::Error> {
             let this = &*self.function;
             let now = call.now;
-            let mut emitted = #emitted::new(&self.setup.output, call.chunk)?;
+            let mut emitted = #emitted::new(&self.setup.output, call.chunk.min(call.timers.len()))?;
             for index in 0..call.timers.len() {
                 if !call.service.take(index) {
                     continue;
