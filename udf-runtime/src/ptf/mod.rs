@@ -4,6 +4,7 @@
 
 pub mod call;
 pub mod clock;
+pub mod driver;
 pub mod exec;
 pub mod gate;
 pub mod keys;
