@@ -222,13 +222,22 @@ impl Session {
         self.call_bound(name, args)
     }
 
-    fn call_bound(&self, name: &str, args: Vec<(Option<ArgName>, Expr)>) -> Result<Expr> {
-        let entry = self
-            .catalog
+    /// The registered function `name`.
+    fn registered(&self, name: &str) -> Result<CatalogEntry> {
+        self.catalog
             .get(name)
-            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
-        let args = arguments::bind(&entry.name, &entry.spec, args, |_| lit(ScalarValue::Null))
-            .map_err(|e| plan_datafusion_err!("{e}"))?;
+            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))
+    }
+
+    /// `args` bound to `entry`'s parameters (omitted optional ones are NULL).
+    fn bind(entry: &CatalogEntry, args: Vec<(Option<ArgName>, Expr)>) -> Result<Vec<Expr>> {
+        arguments::bind(&entry.name, &entry.spec, args, |_| lit(ScalarValue::Null))
+            .map_err(|e| plan_datafusion_err!("{e}"))
+    }
+
+    fn call_bound(&self, name: &str, args: Vec<(Option<ArgName>, Expr)>) -> Result<Expr> {
+        let entry = self.registered(name)?;
+        let args = Self::bind(&entry, args)?;
         EngineFunction::registered(&self.context, &entry.name, entry.spec.kind)?
             .call(&entry.name, args)
     }
@@ -256,17 +265,8 @@ impl Session {
         name: &str,
         args: impl IntoIterator<Item = Expr>,
     ) -> Result<TableAggregateCall> {
-        let entry = self
-            .catalog
-            .get(name)
-            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
-        let args = arguments::bind(
-            &entry.name,
-            &entry.spec,
-            args.into_iter().map(|arg| (None, arg)).collect(),
-            |_| lit(ScalarValue::Null),
-        )
-        .map_err(|e| plan_datafusion_err!("{e}"))?;
+        let entry = self.registered(name)?;
+        let args = Self::bind(&entry, args.into_iter().map(|arg| (None, arg)).collect())?;
         table_aggregate_call(entry.name, entry.spec, &entry.function, args)
     }
 
@@ -278,10 +278,7 @@ impl Session {
         name: &str,
         args: impl IntoIterator<Item = Expr>,
     ) -> Result<ProcessTableCall> {
-        let entry = self
-            .catalog
-            .get(name)
-            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
+        let entry = self.registered(name)?;
         process_table_call(entry.name, entry.spec, &entry.function, self, args)
     }
 
@@ -317,17 +314,8 @@ impl Session {
         name: &str,
         args: impl IntoIterator<Item = Expr>,
     ) -> Result<TableFunctionCall> {
-        let entry = self
-            .catalog
-            .get(name)
-            .ok_or_else(|| plan_datafusion_err!("no function named `{name}` is registered"))?;
-        let args = arguments::bind(
-            &entry.name,
-            &entry.spec,
-            args.into_iter().map(|arg| (None, arg)).collect(),
-            |_| lit(ScalarValue::Null),
-        )
-        .map_err(|e| plan_datafusion_err!("{e}"))?;
+        let entry = self.registered(name)?;
+        let args = Self::bind(&entry, args.into_iter().map(|arg| (None, arg)).collect())?;
         self.table_function_call(entry.name, entry.spec, &entry.function, args)
     }
 

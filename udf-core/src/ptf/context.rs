@@ -145,11 +145,11 @@ impl<'a> Context<'a> {
         self.cleared & (1 << index) != 0
     }
 
-    /// The timer requests of the call, in order.
+    /// The timer requests of the call, in order (applying them drains them).
     #[doc(hidden)]
     #[inline]
-    pub fn take_timer_requests(&mut self) -> Vec<TimerRequest> {
-        std::mem::take(&mut self.timers)
+    pub fn timer_requests(&mut self) -> &mut Vec<TimerRequest> {
+        &mut self.timers
     }
 
     fn request_timer(&mut self, request: TimerRequest) {

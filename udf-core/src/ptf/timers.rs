@@ -19,8 +19,9 @@ pub enum TimerRequest {
 
 /// A processor's timer service, as generated code sees it.
 pub trait Timers {
-    /// Applies, in order, the requests a call for `key` made.
-    fn apply(&mut self, key: u32, requests: Vec<TimerRequest>);
+    /// Applies, in order, the requests a call for `key` made, draining them (the call's
+    /// buffer is reused).
+    fn apply(&mut self, key: u32, requests: &mut Vec<TimerRequest>);
 
     /// Whether timer `index` of the firing batch is still registered (an earlier timer of
     /// its key may have deleted it); if so it is taken out — its name forgotten — before
@@ -58,7 +59,9 @@ pub struct TimerCall<'a> {
 pub struct NoTimers;
 
 impl Timers for NoTimers {
-    fn apply(&mut self, _key: u32, _requests: Vec<TimerRequest>) {}
+    fn apply(&mut self, _key: u32, requests: &mut Vec<TimerRequest>) {
+        requests.clear();
+    }
 
     fn take(&mut self, _index: usize) -> bool {
         false

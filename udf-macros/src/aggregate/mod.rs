@@ -240,47 +240,26 @@ fn parse(
             check_acc_param(&eval, &acc, true, cx);
             retracts.push((suffix.to_owned(), eval));
         } else if name == "merge" {
-            let params = typed_params(&method.sig);
-            let ok = params.len() == 2
-                && params[0].to_token_stream().to_string() == quote::quote!(&mut #acc).to_string()
-                && params[1].to_token_stream().to_string() == quote::quote!(&#acc).to_string();
-            if !ok {
-                cx.error_spanned_by(
-                    &method.sig.ident,
-                    format!(
-                        "`merge` must be declared as `fn merge(acc: &mut {0}, other: &{0})`",
-                        types::display(&acc)
-                    ),
-                );
-            }
-            merge = Some(AccMethod {
-                ident: method.sig.ident.clone(),
+            merge = Some(acc_method(
+                &method.sig,
                 receiver,
-                output: return_type(&method.sig),
-            });
+                &[quote::quote!(&mut #acc), quote::quote!(&#acc)],
+                format!("fn merge(acc: &mut {0}, other: &{0})", types::display(&acc)),
+                cx,
+            ));
         } else if name == "reset" && kind == Kind::TableAggregate {
             cx.error_spanned_by(
                 &method.sig.ident,
                 "a table aggregate never reuses accumulators (each group starts from `Default`), so `reset` would never be called; rename the method if it is a helper",
             );
         } else if name == "reset" {
-            let params = typed_params(&method.sig);
-            let ok = params.len() == 1
-                && params[0].to_token_stream().to_string() == quote::quote!(&mut #acc).to_string();
-            if !ok {
-                cx.error_spanned_by(
-                    &method.sig.ident,
-                    format!(
-                        "`reset` must be declared as `fn reset(acc: &mut {})`",
-                        types::display(&acc)
-                    ),
-                );
-            }
-            reset = Some(AccMethod {
-                ident: method.sig.ident.clone(),
+            reset = Some(acc_method(
+                &method.sig,
                 receiver,
-                output: return_type(&method.sig),
-            });
+                &[quote::quote!(&mut #acc)],
+                format!("fn reset(acc: &mut {})", types::display(&acc)),
+                cx,
+            ));
         } else if kind == Kind::TableAggregate
             && (name == "emit_value" || name == "emit_update_with_retract")
         {
@@ -574,5 +553,33 @@ fn check_declared(
                 types::display(self_ty)
             ),
         );
+    }
+}
+
+/// `merge` / `reset`: a method over accumulators whose parameters must be `expected`
+/// (`shape` is how the error shows the right declaration).
+fn acc_method(
+    sig: &syn::Signature,
+    receiver: Receiver,
+    expected: &[proc_macro2::TokenStream],
+    shape: String,
+    cx: &Ctxt,
+) -> AccMethod {
+    let params = typed_params(sig);
+    let ok = params.len() == expected.len()
+        && params
+            .iter()
+            .zip(expected)
+            .all(|(param, expected)| param.to_token_stream().to_string() == expected.to_string());
+    if !ok {
+        cx.error_spanned_by(
+            &sig.ident,
+            format!("`{}` must be declared as `{shape}`", sig.ident),
+        );
+    }
+    AccMethod {
+        ident: sig.ident.clone(),
+        receiver,
+        output: return_type(sig),
     }
 }

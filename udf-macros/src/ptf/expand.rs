@@ -210,9 +210,8 @@ pub fn expand(def: &PtfDef) -> TokenStream {
     };
     let apply_timers = if def.on_timer.is_some() {
         quote! {
-            let requests = ctx.take_timer_requests();
-            if !requests.is_empty() {
-                call.timers.apply(key as u32, requests);
+            if !ctx.timer_requests().is_empty() {
+                call.timers.apply(key as u32, ctx.timer_requests());
             }
         }
     } else {
@@ -393,9 +392,8 @@ fn on_timer_method(
                 }
                 let absent = true;
                 #write_back
-                let requests = ctx.take_timer_requests();
-                if !requests.is_empty() {
-                    call.service.apply(timer.key, requests);
+                if !ctx.timer_requests().is_empty() {
+                    call.service.apply(timer.key, ctx.timer_requests());
                 }
                 if absent {
                     call.released.push(timer.key);

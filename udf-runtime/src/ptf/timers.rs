@@ -125,8 +125,8 @@ impl TimerService {
 }
 
 impl Timers for TimerService {
-    fn apply(&mut self, key: u32, requests: Vec<TimerRequest>) {
-        for request in requests {
+    fn apply(&mut self, key: u32, requests: &mut Vec<TimerRequest>) {
+        for request in requests.drain(..) {
             match request {
                 TimerRequest::Register { name, time } => self.register(key, name.as_deref(), time),
                 TimerRequest::ClearNamed(name) => {
@@ -161,7 +161,7 @@ mod tests {
     fn register(service: &mut TimerService, key: u32, name: Option<&str>, time: i64) {
         service.apply(
             key,
-            vec![TimerRequest::Register {
+            &mut vec![TimerRequest::Register {
                 name: name.map(str::to_owned),
                 time,
             }],
@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].name.as_deref(), Some("timeout"));
         // An earlier timer of the batch may have deleted it.
-        service.apply(1, vec![TimerRequest::ClearAll]);
+        service.apply(1, &mut vec![TimerRequest::ClearAll]);
         assert!(!service.take(0));
         assert_eq!(service.due(10_000).len(), 1);
     }

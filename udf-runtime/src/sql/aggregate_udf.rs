@@ -4,7 +4,6 @@
 //!
 //! Partial aggregates travel as one BINARY state column: each group's accumulator encoded.
 
-use std::hash::{Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -86,27 +85,7 @@ impl AggregateUdf {
     }
 }
 
-impl std::fmt::Debug for AggregateUdf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AggregateUdf")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for AggregateUdf {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && Arc::ptr_eq(&self.function, &other.function)
-    }
-}
-
-impl Eq for AggregateUdf {}
-
-impl Hash for AggregateUdf {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
+super::identity::function_identity!(AggregateUdf);
 
 impl AggregateUDFImpl for AggregateUdf {
     fn name(&self) -> &str {

@@ -6,9 +6,8 @@
 //! argument types of the right count; our resolution picks the overload (a planning error
 //! if none fits) and the arguments are cast to the parameter types when the batch runs.
 
-use std::hash::{Hash, Hasher};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{ArrayRef, new_null_array};
@@ -26,14 +25,15 @@ use udf_core::{ArgColumn, AsyncCall, AsyncScalarFunction, FunctionSpec, Metrics,
 
 use super::async_config::AsyncConfig;
 use super::binding;
-use super::lifecycle;
+use super::lifecycle::LazyInstance;
 use crate::resolve::{self, Conversion};
 
 pub struct AsyncScalarUdf {
     name: String,
     spec: Arc<FunctionSpec>,
     function: Arc<dyn AsyncScalarFunction>,
-    opened: OnceLock<std::result::Result<Box<dyn AsyncScalarFunction>, String>>,
+    /// For functions with `open`/`close`: this adapter's own opened copy.
+    opened: LazyInstance<dyn AsyncScalarFunction>,
     has_lifecycle: bool,
     signature: DfSignature,
     metrics: Metrics,
@@ -69,7 +69,7 @@ impl AsyncScalarUdf {
             has_lifecycle: function.instantiate().is_some(),
             spec,
             function,
-            opened: OnceLock::new(),
+            opened: LazyInstance::default(),
             signature,
             metrics,
         }
@@ -79,49 +79,14 @@ impl AsyncScalarUdf {
         if !self.has_lifecycle {
             return Ok(self.function.as_ref());
         }
-        let opened = self.opened.get_or_init(|| {
-            let mut instance = self.function.instantiate().expect("has_lifecycle checked");
-            lifecycle::open(&self.name, &args.config_options, &self.metrics, |context| {
-                instance.open(context)
+        self.opened
+            .get(&self.name, &args.config_options, &self.metrics, || {
+                self.function.instantiate().expect("has_lifecycle checked")
             })
-            .map(|()| instance)
-        });
-        match opened {
-            Ok(instance) => Ok(instance.as_ref()),
-            Err(message) => exec_err!("{message}"),
-        }
     }
 }
 
-impl Drop for AsyncScalarUdf {
-    fn drop(&mut self) {
-        if let Some(Ok(mut instance)) = self.opened.take() {
-            lifecycle::close(|| instance.close());
-        }
-    }
-}
-
-impl std::fmt::Debug for AsyncScalarUdf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AsyncScalarUdf")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for AsyncScalarUdf {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && Arc::ptr_eq(&self.function, &other.function)
-    }
-}
-
-impl Eq for AsyncScalarUdf {}
-
-impl Hash for AsyncScalarUdf {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
+super::identity::function_identity!(AsyncScalarUdf);
 
 impl ScalarUDFImpl for AsyncScalarUdf {
     fn name(&self) -> &str {

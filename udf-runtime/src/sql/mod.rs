@@ -9,6 +9,7 @@ pub mod capabilities;
 pub mod config;
 pub mod dialect;
 pub mod extension_planner;
+mod identity;
 pub mod lateral;
 pub mod lifecycle;
 pub mod one_phase;

@@ -4,9 +4,8 @@
 //! widening) picks the overload in `coerce_types`, and the same resolution finds it again
 //! from the coerced types in `return_field_from_args` and at run time.
 
-use std::hash::{Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, new_null_array};
 use datafusion::arrow::datatypes::{DataType as ArrowType, FieldRef};
@@ -21,7 +20,7 @@ use udf_core::{
 };
 
 use super::binding;
-use super::lifecycle;
+use super::lifecycle::LazyInstance;
 use crate::resolve;
 
 /// A registered scalar function, or one query's instance of it.
@@ -29,8 +28,8 @@ pub struct ScalarUdf {
     name: String,
     spec: Arc<FunctionSpec>,
     function: Arc<dyn ScalarFunction>,
-    /// Set for functions with `open`/`close`: this adapter's own opened copy.
-    opened: OnceLock<std::result::Result<Box<dyn ScalarFunction>, String>>,
+    /// For functions with `open`/`close`: this adapter's own opened copy.
+    opened: LazyInstance<dyn ScalarFunction>,
     has_lifecycle: bool,
     signature: DfSignature,
     metrics: Metrics,
@@ -63,7 +62,7 @@ impl ScalarUdf {
             has_lifecycle: function.instantiate().is_some(),
             spec,
             function,
-            opened: OnceLock::new(),
+            opened: LazyInstance::default(),
             signature,
             metrics,
         }
@@ -80,7 +79,7 @@ impl ScalarUdf {
             name: self.name.clone(),
             spec: self.spec.clone(),
             function: self.function.clone(),
-            opened: OnceLock::new(),
+            opened: LazyInstance::default(),
             has_lifecycle: self.has_lifecycle,
             signature: self.signature.clone(),
             metrics: self.metrics.clone(),
@@ -92,17 +91,10 @@ impl ScalarUdf {
         if !self.has_lifecycle {
             return Ok(self.function.as_ref());
         }
-        let opened = self.opened.get_or_init(|| {
-            let mut instance = self.function.instantiate().expect("has_lifecycle checked");
-            lifecycle::open(&self.name, &args.config_options, &self.metrics, |context| {
-                instance.open(context)
+        self.opened
+            .get(&self.name, &args.config_options, &self.metrics, || {
+                self.function.instantiate().expect("has_lifecycle checked")
             })
-            .map(|()| instance)
-        });
-        match opened {
-            Ok(instance) => Ok(instance.as_ref()),
-            Err(message) => exec_err!("{message}"),
-        }
     }
 
     /// Runs one batch, turning errors and panics into errors that name the function, the row
@@ -154,35 +146,7 @@ impl ScalarUdf {
     }
 }
 
-impl Drop for ScalarUdf {
-    fn drop(&mut self) {
-        if let Some(Ok(mut instance)) = self.opened.take() {
-            lifecycle::close(|| instance.close());
-        }
-    }
-}
-
-impl std::fmt::Debug for ScalarUdf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScalarUdf")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for ScalarUdf {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && Arc::ptr_eq(&self.function, &other.function)
-    }
-}
-
-impl Eq for ScalarUdf {}
-
-impl Hash for ScalarUdf {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
+super::identity::function_identity!(ScalarUdf);
 
 impl ScalarUDFImpl for ScalarUdf {
     fn name(&self) -> &str {
