@@ -73,6 +73,8 @@ pub const ALL: &[Workload] = &[
     table::SPLIT_BUILTIN,
     asynchronous::ASYNC10,
     asynchronous::ASYNC100,
+    asynchronous::ASYNC10_IDEAL,
+    asynchronous::ASYNC100_IDEAL,
     ptf::PTF_COUNTER,
     ptf::PTF_COUNTER_HANDWRITTEN,
     ptf::PTF_TIMER,
