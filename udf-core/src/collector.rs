@@ -58,6 +58,7 @@ impl<T: ResultValue> Emitted<T> {
         })
     }
 
+    #[inline]
     fn push(&mut self, row: T, owner: usize, kind: RowKind) {
         if self.error.is_some() {
             return;
@@ -72,6 +73,7 @@ impl<T: ResultValue> Emitted<T> {
     }
 
     /// A collector that adds rows for `owner`.
+    #[inline]
     pub fn collector(&mut self, owner: usize) -> Collector<'_, T> {
         Collector {
             emitted: self,
@@ -97,6 +99,7 @@ impl<T: ResultValue> Emitted<T> {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.owners.len()
     }
@@ -106,6 +109,7 @@ impl<T: ResultValue> Emitted<T> {
     }
 
     /// The first error a row caused (a value that does not fit the declared type).
+    #[inline]
     pub fn take_error(&mut self) -> Option<Error> {
         self.error.take()
     }
@@ -134,6 +138,7 @@ pub struct Collector<'a, T: ResultValue> {
 impl<T: ResultValue> Collector<'_, T> {
     /// Emits one row. A value that does not fit the declared type fails the query after the
     /// call returns.
+    #[inline]
     pub fn collect(&mut self, row: T) {
         self.emitted.push(row, self.owner, self.kind);
     }

@@ -143,6 +143,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
             impl<'a> __udf::ArgReader<'a> for #reader<'a> {
                 type Value = #ident;
 
+                #[inline]
                 fn get(&self, index: usize) -> __udf::Result<#ident, __udf::Error> {
                     ::core::result::Result::Ok(#ident {
                         #(#idents: self.#idents.get(index)?,)*
@@ -169,12 +170,14 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
             }
 
             impl __udf::ValueBuilder<#ident> for #builder {
+                #[inline]
                 fn append(&mut self, value: #ident) -> __udf::Result<(), __udf::Error> {
                     #(__udf::ValueBuilder::append(&mut self.#idents, value.#idents)?;)*
                     self.parts.append_valid();
                     ::core::result::Result::Ok(())
                 }
 
+                #[inline]
                 fn append_null(&mut self) {
                     #(__udf::ValueBuilder::<#tys>::append_null(&mut self.#idents);)*
                     self.parts.append_null();

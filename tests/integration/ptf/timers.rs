@@ -8,7 +8,7 @@ use udf_core::prelude::*;
 use udf_examples::ptf::timer::TimerFunction;
 
 use crate::row;
-use crate::support::{column, partitioned_session, rows, session_with_partitions, strs};
+use crate::support::{column, error, partitioned_session, rows, session_with_partitions, strs};
 
 /// `events(k, event, ts)`, ts from epoch milliseconds.
 fn events(rows: &[(&str, &str, i64)]) -> Vec<crate::support::Column> {
@@ -139,25 +139,23 @@ impl Past {
 async fn past_timers_fire_at_the_next_advance_before_later_rows() {
     let session = session(&[("a", "p", 20_000), ("b", "x", 21_000), ("c", "x", 22_000)]);
     session.register(Past).unwrap();
-    let out: Vec<Value> = rows(
+    let out = rows(
         &session,
-        "SELECT * FROM Past(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+        "SELECT k, \"EXPR$0\", CAST(rowtime AS BIGINT) FROM Past(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
     )
-    .await
-    .into_iter()
-    .map(|r| r[1].clone())
-    .collect();
+    .await;
     // `p` (10 s, registered under no watermark) fires when the watermark reaches 20 s,
     // before row b; `p2`, registered from on_timer at 10 s, waits for the next advance
-    // (21 s) and fires before row c (rules 26, 28).
+    // (21 s) and fires before row c (rules 26, 28). A timer's row carries its key and its
+    // time.
     assert_eq!(
         out,
-        row![
-            "row a",
-            "fired p@10000 under Some(20000)",
-            "row b",
-            "fired p2@10000 under Some(21000)",
-            "row c",
+        vec![
+            row!["a", "row a", 20_000_i64],
+            row!["a", "fired p@10000 under Some(20000)", 10_000_i64],
+            row!["b", "row b", 21_000_i64],
+            row!["a", "fired p2@10000 under Some(21000)", 10_000_i64],
+            row!["c", "row c", 22_000_i64],
         ]
     );
 }
@@ -217,5 +215,77 @@ async fn timer_function_reports_second_events_and_timeouts() {
             "Timeout for: b",
             "Timeout for: c",
         ]
+    );
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Fragile;
+
+/// Every row keeps its key and registers timer `check` 1 s after its time; the timer of
+/// key `bad` fails, the one of key `worse` panics.
+#[ptf(name = "Fragile")]
+impl Fragile {
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[state] key: &mut String,
+        #[argument(set_semantic_table, require_on_time)] input: Row,
+        out: &mut Collector<String>,
+    ) {
+        let _ = out;
+        *key = input
+            .field("k")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let mut time = ctx.time_context();
+        let now = time.time_millis().expect("on_time");
+        time.register_on_time_millis("check", now + 1000);
+    }
+
+    fn on_timer(
+        &self,
+        #[state] key: &mut String,
+        out: &mut Collector<String>,
+    ) -> Result<(), udf_core::Error> {
+        // The key is checked once: its state goes with the timer.
+        match std::mem::take(key).as_str() {
+            "bad" => Err(udf_core::Error::msg("no good")),
+            "worse" => panic!("worse"),
+            key => {
+                out.collect(format!("checked {key}"));
+                Ok(())
+            }
+        }
+    }
+}
+
+const FRAGILE: &str =
+    "SELECT * FROM Fragile(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
+
+#[tokio::test]
+async fn a_timer_failing_between_rows_names_the_function_and_the_timer() {
+    // Row x moves the watermark to 5 s: ok's timer fires, then bad's fails.
+    let session = session(&[("ok", "", 0), ("bad", "", 500), ("x", "", 5000)]);
+    session.register(Fragile).unwrap();
+    let message = error(&session, FRAGILE).await.to_lowercase();
+    assert!(
+        message.contains(
+            "process table function `fragile` failed in on_timer: no good (timer check at 1500 ms)"
+        ),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_timer_panicking_at_the_end_of_input_names_the_function_and_the_timer() {
+    let session = session(&[("ok", "", 0), ("worse", "", 100)]);
+    session.register(Fragile).unwrap();
+    let message = error(&session, FRAGILE).await.to_lowercase();
+    assert!(
+        message.contains(
+            "process table function `fragile` panicked in on_timer: worse (timer check at 1100 ms)"
+        ),
+        "{message}"
     );
 }

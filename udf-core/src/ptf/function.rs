@@ -7,7 +7,7 @@ use crate::Error;
 use crate::context::FunctionContext;
 use crate::ptf::context::CallInfo;
 use crate::ptf::state::StateBackend;
-use crate::ptf::timers::{TimerCall, Timers};
+use crate::ptf::timers::{FiredTimer, TimerCall, Timers};
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::table::RowSink;
@@ -49,10 +49,11 @@ pub struct ProcessorSetup {
 
 /// One processor's calls and state.
 pub trait Processor: Send {
-    /// Calls `eval` for every row of `call`, in order.
+    /// Calls `eval` for every row of `call`, in order (and `on_timer` for the timers due
+    /// whenever the watermark moves between rows).
     fn process(&mut self, call: &mut ProcessCall<'_>) -> Result<(), Error>;
 
-    /// Calls `on_timer` for every timer of `call` still registered, in order.
+    /// Calls `on_timer` for every timer due (`call.timers.next_due()`), in order.
     fn on_timer(&mut self, call: &mut TimerCall<'_>) -> Result<(), Error> {
         let _ = call;
         Err(Error::msg("this function has no `on_timer`"))
@@ -79,11 +80,19 @@ pub struct ProcessCall<'a> {
     pub now: i64,
     /// Each row's `on_time` value (epoch ms), when the call names one.
     pub times: Option<&'a [i64]>,
-    /// The processor's watermark while these rows are processed.
+    /// The processor's watermark while these rows are processed (when it does not move
+    /// between them).
     pub watermark: Option<i64>,
+    /// The processor's watermark while each row is processed, when it moves between rows:
+    /// timers it makes due fire before the row (rule 26).
+    pub watermarks: Option<&'a [Option<i64>]>,
     /// The processor's timers: the requests of each call are applied after it.
     pub timers: &'a mut dyn Timers,
-    /// The row being evaluated, kept up to date so an error or panic can name it.
+    /// Timers fired between rows, in order. A row emitted by `eval` is owned by its input
+    /// row; one emitted by `on_timer` by `rows` + its timer's index here.
+    pub fired: &'a mut Vec<FiredTimer>,
+    /// The row being evaluated (or `rows` + the index of the timer being fired), kept up
+    /// to date so an error or panic can name it.
     pub row: usize,
     /// Emitted rows are handed to `sink` once this many have gathered.
     pub chunk: usize,
@@ -95,5 +104,14 @@ impl ProcessCall<'_> {
     #[inline]
     pub fn time(&self, row: usize) -> Option<i64> {
         self.times.map(|times| times[row])
+    }
+
+    /// The watermark while `row` is processed.
+    #[inline]
+    pub fn watermark_at(&self, row: usize) -> Option<i64> {
+        match self.watermarks {
+            Some(watermarks) => watermarks[row],
+            None => self.watermark,
+        }
     }
 }

@@ -23,10 +23,14 @@ pub trait Timers {
     /// buffer is reused).
     fn apply(&mut self, key: u32, requests: &mut Vec<TimerRequest>);
 
-    /// Whether timer `index` of the firing batch is still registered (an earlier timer of
-    /// its key may have deleted it); if so it is taken out — its name forgotten — before
-    /// `on_timer` runs.
-    fn take(&mut self, index: usize) -> bool;
+    /// Whether timers are due now that the watermark is `watermark`: if it passed the one
+    /// timers last fired at, the timers at or before it that are registered at this moment
+    /// become the batch to fire (one registered while they fire waits for the next advance).
+    fn due(&mut self, watermark: i64) -> bool;
+
+    /// The next timer of the batch still registered (an earlier timer of its key may have
+    /// deleted it), taken out — its name forgotten — before `on_timer` runs.
+    fn next_due(&mut self) -> Option<FiredTimer>;
 }
 
 /// A timer that fired.
@@ -37,20 +41,22 @@ pub struct FiredTimer {
     pub name: Option<std::sync::Arc<str>>,
 }
 
-/// Timers to fire, in order.
+/// A call that fires the timers due (see [`Timers::due`]).
 pub struct TimerCall<'a> {
-    pub timers: &'a [FiredTimer],
     /// The watermark that made them fire.
-    pub watermark: Option<i64>,
+    pub watermark: i64,
     /// Processing time (ms), for state TTL.
     pub now: i64,
-    /// The timer being fired, kept up to date so an error or panic can name it.
+    pub timers: &'a mut dyn Timers,
+    /// The timers fired, in order; rows `on_timer` emits are owned by their timer's index
+    /// here.
+    pub fired: &'a mut Vec<FiredTimer>,
+    /// The timer being fired (its index in `fired`), kept up to date so an error or panic
+    /// can name it.
     pub row: usize,
-    /// Emitted rows are handed to `sink` once this many have gathered; a row's owner is its
-    /// timer's index.
+    /// Emitted rows are handed to `sink` once this many have gathered.
     pub chunk: usize,
     pub sink: &'a mut dyn RowSink,
-    pub service: &'a mut dyn Timers,
     /// Keys whose state became empty.
     pub released: &'a mut Vec<u32>,
 }
@@ -63,7 +69,11 @@ impl Timers for NoTimers {
         requests.clear();
     }
 
-    fn take(&mut self, _index: usize) -> bool {
+    fn due(&mut self, _watermark: i64) -> bool {
         false
+    }
+
+    fn next_due(&mut self) -> Option<FiredTimer> {
+        None
     }
 }

@@ -217,10 +217,27 @@ pub fn expand(def: &PtfDef) -> TokenStream {
     } else {
         quote!()
     };
-    let on_timer = def
-        .on_timer
-        .as_ref()
-        .map(|timer| on_timer_method(timer, &fields, &load, &write_back, &emitted_type(row)));
+    let on_timer = def.on_timer.as_ref().map(|timer| {
+        on_timer_method(
+            &fire_loop(timer, &fields, &load, &write_back, quote!(0)),
+            &emitted_type(row),
+        )
+    });
+    // Timers the watermark made due fire before the row (rule 26).
+    let fire_before_row = match &def.on_timer {
+        Some(timer) => {
+            let fire = fire_loop(timer, &fields, &load, &write_back, quote!(call.rows));
+            quote! {
+                if let ::core::option::Option::Some(watermark) = watermark {
+                    if call.timers.due(watermark) {
+                        #fire
+                        call.row = row;
+                    }
+                }
+            }
+        }
+        None => quote!(),
+    };
     let has_timer = def.on_timer.is_some();
     let release = if stateful {
         quote! {
@@ -267,8 +284,10 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                     let mut ctx = __udf::Context::new(&self.setup.info);
                     for row in 0..call.rows {
                         call.row = row;
+                        let watermark = call.watermark_at(row);
+                        #fire_before_row
                         #key
-                        ctx.next_row(call.time(row), call.watermark);
+                        ctx.next_row(call.time(row), watermark);
                         #load
                         #unit(#target::#method(#this_arg #call_args &mut emitted.collector(row)))?;
                         if let ::core::option::Option::Some(error) = ctx.take_error() {
@@ -342,15 +361,16 @@ fn emitted_type(row: &syn::Type) -> TokenStream {
     quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>)
 }
 
-/// `Processor::on_timer`: every fired timer still registered gets its key's state, runs
-/// `on_timer` (its rows owned by the timer's index), and hands the state and timer requests
-/// back as `eval` does.
-fn on_timer_method(
+/// The loop that fires the timers due: each still registered gets its key's state, runs
+/// `on_timer` (its rows owned by `base` + the timer's index in `call.fired`), and hands the
+/// state and timer requests back as `eval` does. Shared by `on_timer` (the runtime fires)
+/// and `process` (the watermark moved between rows).
+fn fire_loop(
     timer: &super::model::PtfEval,
     fields: &[syn::Ident],
     load: &TokenStream,
     write_back: &TokenStream,
-    emitted: &TokenStream,
+    base: TokenStream,
 ) -> TokenStream {
     let method = &timer.ident;
     let mut call_args = TokenStream::new();
@@ -372,39 +392,46 @@ fn on_timer_method(
         None => quote!(__udf::UnitResult::into_result),
     };
     quote! {
+        while let ::core::option::Option::Some(timer) = call.timers.next_due() {
+            let index = call.fired.len();
+            call.row = #base + index;
+            call.fired.push(timer);
+            let timer = &call.fired[index];
+            let key = timer.key as usize;
+            let mut ctx = __udf::OnTimerContext::new(&self.setup.info, timer, ::core::option::Option::Some(watermark));
+            #load
+            #unit(this.#method(#call_args &mut emitted.collector(#base + index)))?;
+            if let ::core::option::Option::Some(error) = ctx.take_error() {
+                return ::std::result::Result::Err(error);
+            }
+            let absent = true;
+            #write_back
+            if !ctx.timer_requests().is_empty() {
+                call.timers.apply(timer.key, ctx.timer_requests());
+            }
+            if absent {
+                call.released.push(timer.key);
+            }
+            if let ::core::option::Option::Some(error) = emitted.take_error() {
+                return ::std::result::Result::Err(error);
+            }
+            if emitted.len() >= call.chunk {
+                __udf::hand_over(&mut emitted, &mut *call.sink)?;
+            }
+        }
+    }
+}
+
+/// `Processor::on_timer`: the timers the runtime found due.
+fn on_timer_method(fire: &TokenStream, emitted: &TokenStream) -> TokenStream {
+    quote! {
         #[allow(unused_variables, unused_mut, clippy::needless_borrow)]
         fn on_timer(&mut self, call: &mut __udf::TimerCall<'_>) -> __udf::Result<(), __udf::Error> {
             let this = &*self.function;
             let now = call.now;
-            let mut emitted = #emitted::new(&self.setup.output, call.chunk.min(call.timers.len()))?;
-            for index in 0..call.timers.len() {
-                if !call.service.take(index) {
-                    continue;
-                }
-                call.row = index;
-                let timer = &call.timers[index];
-                let key = timer.key as usize;
-                let mut ctx = __udf::OnTimerContext::new(&self.setup.info, timer, call.watermark);
-                #load
-                #unit(this.#method(#call_args &mut emitted.collector(index)))?;
-                if let ::core::option::Option::Some(error) = ctx.take_error() {
-                    return ::std::result::Result::Err(error);
-                }
-                let absent = true;
-                #write_back
-                if !ctx.timer_requests().is_empty() {
-                    call.service.apply(timer.key, ctx.timer_requests());
-                }
-                if absent {
-                    call.released.push(timer.key);
-                }
-                if let ::core::option::Option::Some(error) = emitted.take_error() {
-                    return ::std::result::Result::Err(error);
-                }
-                if emitted.len() >= call.chunk {
-                    __udf::hand_over(&mut emitted, &mut *call.sink)?;
-                }
-            }
+            let watermark = call.watermark;
+            let mut emitted = #emitted::new(&self.setup.output, call.chunk)?;
+            #fire
             __udf::hand_over(&mut emitted, &mut *call.sink)
         }
     }

@@ -16,15 +16,15 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, 
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::FutureExt;
 use udf_core::ptf::{
-    CallInfo, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup, StateBackend,
-    TableSemantics, TimerCall,
+    CallInfo, FiredTimer, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup,
+    StateBackend, TableSemantics, TimerCall, Timers,
 };
 use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
 use super::keys::KeyTable;
-use super::output::OutputSink;
+use super::output::{Emitted, Origins};
 use super::router::{Inbox, Routed};
 use super::sort_buffer::SortBuffer;
 use super::timers::TimerService;
@@ -103,8 +103,10 @@ pub(super) struct Driver {
     time_type: Option<ArrowType>,
     /// Rows waiting for the watermark, with ORDER BY.
     sorter: Option<SortBuffer>,
-    /// The watermark timers last fired at.
-    fired_at: Option<i64>,
+    /// The timers fired by the latest call (reused).
+    fired: Vec<FiredTimer>,
+    /// The watermark while each row of the latest batch was processed (reused).
+    row_watermarks: Vec<Option<i64>>,
     key_types: Vec<ArrowType>,
     /// Keeps the opened instance (closed when the processor is done).
     _instance: Instance,
@@ -197,7 +199,8 @@ impl Driver {
                     .collect::<Vec<_>>();
                 Some(SortBuffer::new(&key_types, &ties)?)
             },
-            fired_at: None,
+            fired: Vec::new(),
+            row_watermarks: Vec::new(),
             key_types: key_types.clone(),
             _instance: instance,
         })
@@ -277,26 +280,31 @@ impl Driver {
                 if self.sorter.is_some() {
                     return self.receive_ordered(source, &batch, times, before, after, now);
                 }
-                let rows = batch.num_rows();
-                let mut start = 0;
+                // The watermark while each row is processed; where it moves, the function
+                // fires the timers it made due before the row (rule 26).
+                let mut watermarks = std::mem::take(&mut self.row_watermarks);
+                watermarks.clear();
+                let mut moves = false;
                 if let Some(before) = &before {
-                    let mut watermark = self.watermark();
-                    for (row, before) in before.iter().enumerate() {
+                    for before in before {
                         if let Some(before) = before {
                             self.advance(source, *before);
                         }
                         let current = self.watermark();
-                        if current != watermark {
-                            self.push_run(&batch, times.as_deref(), start..row, watermark, now)?;
-                            // Timers fire before any later row (rule 26).
-                            self.fire(now)?;
-                            start = row;
-                            watermark = current;
-                        }
+                        moves |= watermarks.last().is_some_and(|last| *last != current);
+                        watermarks.push(current);
                     }
                 }
-                let watermark = self.watermark();
-                self.push_run(&batch, times.as_deref(), start..rows, watermark, now)?;
+                let watermark = watermarks.first().copied().unwrap_or(self.watermark());
+                let pushed = self.push(
+                    &batch,
+                    times.as_deref(),
+                    watermark,
+                    moves.then_some(&watermarks[..]),
+                    now,
+                );
+                self.row_watermarks = watermarks;
+                pushed?;
                 if let Some(after) = after {
                     self.advance(source, after);
                     self.fire(now)?;
@@ -383,7 +391,7 @@ impl Driver {
         };
         let released = self.sorter.as_mut().expect("ordered").release(watermark)?;
         if let Some((batch, times)) = released {
-            self.push(&batch, Some(&times), previous, now)?;
+            self.push(&batch, Some(&times), previous, None, now)?;
         }
         Ok(())
     }
@@ -398,64 +406,93 @@ impl Driver {
         let Some(watermark) = self.watermark() else {
             return Ok(());
         };
-        if !self.call.spec.on_timer || self.fired_at.is_some_and(|f| f >= watermark) {
+        if !self.call.spec.on_timer || !self.timers.due(watermark) {
             return Ok(());
         }
-        self.fired_at = Some(watermark);
-        let due = self.timers.due(watermark);
-        if due.is_empty() {
-            return Ok(());
-        }
-        let slots: Vec<u32> = due.iter().map(|t| t.key).collect();
-        let prefix = self.key_table.key_arrays(&slots, &self.key_types)?;
-        let suffix: Vec<ArrayRef> = match &self.time_type {
-            Some(time_type) => {
-                let tz = match time_type {
-                    ArrowType::Timestamp(_, tz) => tz.clone(),
-                    _ => None,
-                };
-                let times = TimestampMillisecondArray::from_iter_values(due.iter().map(|t| t.time))
-                    .with_timezone_opt(tz);
-                vec![cast(&times, time_type)?]
-            }
-            None => Vec::new(),
-        };
-        let mut sink = OutputSink {
-            prefix: &prefix,
-            suffix: &suffix,
-            row_is_struct: self.call.row_is_struct(),
-            schema: &self.schema,
-            batches: Vec::new(),
-        };
+        let mut fired = std::mem::take(&mut self.fired);
+        fired.clear();
+        let mut emitted = Emitted::default();
         let mut released = Vec::new();
         let mut call = TimerCall {
-            timers: &due,
-            watermark: Some(watermark),
+            watermark,
             now,
+            timers: &mut self.timers,
+            fired: &mut fired,
             row: 0,
             chunk: self.batch_size,
-            sink: &mut sink,
-            service: &mut self.timers,
+            sink: &mut emitted,
             released: &mut released,
         };
         let processor = &mut self.processor;
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
         let index = call.row;
-        let message = failure(outcome, " in on_timer");
-        if let Some(message) = message {
-            let timer = &due[index];
-            return exec_err!(
-                "process table function `{}` {message} (timer {} at {} ms)",
-                self.call.name,
-                timer.name.as_deref().unwrap_or("(unnamed)"),
-                timer.time
-            );
+        let result = match failure(outcome, " in on_timer") {
+            Some(message) => Err(self.timer_failed(&message, &fired[index])),
+            None => self.emit(emitted, 0, &[], &[], &fired),
+        };
+        self.fired = fired;
+        result?;
+        self.release(released);
+        Ok(())
+    }
+
+    fn timer_failed(&self, message: &str, timer: &FiredTimer) -> DataFusionError {
+        DataFusionError::Execution(format!(
+            "process table function `{}` {message} (timer {} at {} ms)",
+            self.call.name,
+            timer.name.as_deref().unwrap_or("(unnamed)"),
+            timer.time
+        ))
+    }
+
+    /// The keys and times of fired timers, for the rows they emitted.
+    fn timer_columns(&self, fired: &[FiredTimer]) -> Result<(Vec<ArrayRef>, Vec<ArrayRef>)> {
+        if fired.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
         }
-        for batch in std::mem::take(&mut sink.batches) {
+        let slots: Vec<u32> = fired.iter().map(|t| t.key).collect();
+        let keys = self.key_table.key_arrays(&slots, &self.key_types)?;
+        let times = match &self.time_type {
+            Some(time_type) => {
+                let tz = match time_type {
+                    ArrowType::Timestamp(_, tz) => tz.clone(),
+                    _ => None,
+                };
+                let times =
+                    TimestampMillisecondArray::from_iter_values(fired.iter().map(|t| t.time))
+                        .with_timezone_opt(tz);
+                vec![cast(&times, time_type)?]
+            }
+            None => Vec::new(),
+        };
+        Ok((keys, times))
+    }
+
+    /// Turns what a call emitted into output batches: owners below `rows` are input rows
+    /// (with `prefix` and `suffix`), the others `fired` timers.
+    fn emit(
+        &mut self,
+        emitted: Emitted,
+        rows: usize,
+        prefix: &[ArrayRef],
+        suffix: &[ArrayRef],
+        fired: &[FiredTimer],
+    ) -> Result<()> {
+        let (timer_prefix, timer_suffix) = self.timer_columns(fired)?;
+        let origins = Origins {
+            rows,
+            fired: fired.len(),
+            prefix,
+            suffix,
+            timer_prefix: &timer_prefix,
+            timer_suffix: &timer_suffix,
+        };
+        let row_is_struct = self.call.row_is_struct();
+        for (function_rows, owners) in emitted.chunks {
+            let batch = origins.batch(function_rows, &owners, row_is_struct, &self.schema)?;
             self.metrics.output_rows.add(batch.num_rows());
             self.coalescer.push_batch(batch)?;
         }
-        self.release(released);
         Ok(())
     }
 
@@ -479,33 +516,14 @@ impl Driver {
             .set(self.sorter.as_ref().map_or(0, SortBuffer::len));
     }
 
-    /// Rows `range` of `batch`, processed under `watermark`.
-    fn push_run(
-        &mut self,
-        batch: &RecordBatch,
-        times: Option<&[i64]>,
-        range: std::ops::Range<usize>,
-        watermark: Option<i64>,
-        now: i64,
-    ) -> Result<()> {
-        if range.is_empty() {
-            return Ok(());
-        }
-        let (offset, len) = (range.start, range.len());
-        let run = if len == batch.num_rows() {
-            batch.clone()
-        } else {
-            batch.slice(offset, len)
-        };
-        self.push(&run, times.map(|t| &t[range]), watermark, now)
-    }
-
-    /// Calls `eval` for every row of `batch`.
+    /// Calls `eval` for every row of `batch`, under `watermark` or — when it moves between
+    /// rows — `watermarks`.
     fn push(
         &mut self,
         batch: &RecordBatch,
         times: Option<&[i64]>,
         watermark: Option<i64>,
+        watermarks: Option<&[Option<i64>]>,
         now: i64,
     ) -> Result<()> {
         let rows = batch.num_rows();
@@ -547,14 +565,10 @@ impl Driver {
             .filter(|_| self.call.on_time)
             .map(|t| batch.column(t.column).clone())
             .collect();
-        let mut sink = OutputSink {
-            prefix: &prefix,
-            suffix: &suffix,
-            row_is_struct: self.call.row_is_struct(),
-            schema: &self.schema,
-            batches: Vec::new(),
-        };
+        let mut emitted = Emitted::default();
         let mut released = Vec::new();
+        let mut fired = std::mem::take(&mut self.fired);
+        fired.clear();
         let mut call = ProcessCall {
             table: table.as_ref(),
             rows,
@@ -563,26 +577,31 @@ impl Driver {
             now,
             times,
             watermark,
+            watermarks,
             timers: &mut self.timers,
+            fired: &mut fired,
             row: 0,
             chunk: self.batch_size,
-            sink: &mut sink,
+            sink: &mut emitted,
         };
         let processor = &mut self.processor;
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
         let row = call.row;
-        let message = failure(outcome, "");
-        if let Some(message) = message {
-            let values = describe_input_row(table.as_ref(), row);
-            return exec_err!(
-                "process table function `{}` {message} (row {row} of the batch{values})",
-                self.call.name
-            );
-        }
-        for batch in std::mem::take(&mut sink.batches) {
-            self.metrics.output_rows.add(batch.num_rows());
-            self.coalescer.push_batch(batch)?;
-        }
+        // Past the rows: a timer that fired between them.
+        let in_timer = row >= rows;
+        let result = match failure(outcome, if in_timer { " in on_timer" } else { "" }) {
+            Some(message) if in_timer => Err(self.timer_failed(&message, &fired[row - rows])),
+            Some(message) => {
+                let values = describe_input_row(table.as_ref(), row);
+                exec_err!(
+                    "process table function `{}` {message} (row {row} of the batch{values})",
+                    self.call.name
+                )
+            }
+            None => self.emit(emitted, rows, &prefix, &suffix, &fired),
+        };
+        self.fired = fired;
+        result?;
         self.metrics.input_rows.add(rows);
         self.release(released);
         self.last_now = now;

@@ -1,40 +1,130 @@
-//! The output batches of a processor: the columns that come from the input row (PARTITION
-//! BY keys, or every column when passed through), taken by the row that emitted, then the
-//! function's columns, then the emitting row's time (`rowtime`) with event time.
+//! The output batches of a processor: the columns that come from the row's origin — the
+//! input row that emitted it (PARTITION BY keys, or every column when passed through), or
+//! the timer that fired (its key) — then the function's columns, then the origin's time
+//! (`rowtime`) with event time.
 
-use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array};
-use datafusion::arrow::compute::take;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{interleave, take};
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::{DataFusionError, Result};
 use udf_core::{Error, RowSink};
 
-pub struct OutputSink<'a> {
-    /// Input columns copied into the output, row by row.
-    pub prefix: &'a [ArrayRef],
-    /// Input columns copied after the function's (`rowtime`).
-    pub suffix: &'a [ArrayRef],
-    pub row_is_struct: bool,
-    pub schema: &'a SchemaRef,
-    pub batches: Vec<RecordBatch>,
+/// What a call emitted, kept as it came until the call returns (rows emitted by timers
+/// are assembled with what the timers fired, known only then).
+#[derive(Default)]
+pub struct Emitted {
+    /// The function's rows, a column per chunk, and each row's owner.
+    pub chunks: Vec<(ArrayRef, Vec<usize>)>,
 }
 
-impl RowSink for OutputSink<'_> {
+impl RowSink for Emitted {
     fn accept(&mut self, rows: ArrayRef, owners: Vec<usize>) -> Result<(), Error> {
-        let indices = UInt32Array::from_iter_values(owners.iter().map(|&o| o as u32));
-        let mut columns = self
-            .prefix
-            .iter()
-            .map(|column| take(column.as_ref(), &indices, None))
-            .collect::<Result<Vec<_>, _>>()?;
-        if self.row_is_struct {
+        self.chunks.push((rows, owners));
+        Ok(())
+    }
+}
+
+/// The columns around the function's, for owners `0..rows` (input rows) and from `rows` on
+/// (fired timers, in firing order).
+pub struct Origins<'a> {
+    pub rows: usize,
+    /// Input columns before the function's, and after (`rowtime`).
+    pub prefix: &'a [ArrayRef],
+    pub suffix: &'a [ArrayRef],
+    /// Timers fired by the call, and the same columns for them: their keys, and their times.
+    pub fired: usize,
+    pub timer_prefix: &'a [ArrayRef],
+    pub timer_suffix: &'a [ArrayRef],
+}
+
+impl Origins<'_> {
+    /// One output batch of `rows` (the function's, one column of its row type) emitted by
+    /// `owners`.
+    pub fn batch(
+        &self,
+        rows: ArrayRef,
+        owners: &[usize],
+        row_is_struct: bool,
+        schema: &SchemaRef,
+    ) -> Result<RecordBatch> {
+        let gather = if self.fired == 0 {
+            // No timer fired: every row is an input row's.
+            Gather::Input(UInt32Array::from_iter_values(
+                owners.iter().map(|&o| o as u32),
+            ))
+        } else {
+            Gather::new(owners, self.rows)
+        };
+        let mut columns = gather.columns(self.prefix, self.timer_prefix)?;
+        if row_is_struct {
             columns.extend(rows.as_struct().columns().iter().cloned());
         } else {
             columns.push(rows);
         }
-        for column in self.suffix {
-            columns.push(take(column.as_ref(), &indices, None)?);
+        columns.extend(gather.columns(self.suffix, self.timer_suffix)?);
+        Ok(RecordBatch::try_new(schema.clone(), columns)?)
+    }
+}
+
+/// How to pick a chunk's rows out of the input's and the timers' columns.
+enum Gather {
+    Input(UInt32Array),
+    Timers(UInt32Array),
+    /// (0 = input, 1 = timers; index) per row.
+    Mixed(Vec<(usize, usize)>),
+}
+
+impl Gather {
+    fn new(owners: &[usize], rows: usize) -> Gather {
+        let from_input = owners.iter().filter(|&&o| o < rows).count();
+        if from_input == owners.len() {
+            Gather::Input(UInt32Array::from_iter_values(
+                owners.iter().map(|&o| o as u32),
+            ))
+        } else if from_input == 0 {
+            Gather::Timers(UInt32Array::from_iter_values(
+                owners.iter().map(|&o| (o - rows) as u32),
+            ))
+        } else {
+            Gather::Mixed(
+                owners
+                    .iter()
+                    .map(|&o| if o < rows { (0, o) } else { (1, o - rows) })
+                    .collect(),
+            )
         }
-        self.batches
-            .push(RecordBatch::try_new(self.schema.clone(), columns)?);
-        Ok(())
+    }
+
+    /// The chunk's rows of each column, taken from `input` or `timers` (the same columns
+    /// for the two origins; a side no row comes from may have none).
+    fn columns(&self, input: &[ArrayRef], timers: &[ArrayRef]) -> Result<Vec<ArrayRef>> {
+        let missing = || {
+            DataFusionError::Internal(
+                "output rows of a process table function have no origin columns".into(),
+            )
+        };
+        Ok(match self {
+            Gather::Input(indices) => input
+                .iter()
+                .map(|column| take(column.as_ref(), indices, None))
+                .collect::<Result<_, _>>()?,
+            Gather::Timers(indices) => timers
+                .iter()
+                .map(|column| take(column.as_ref(), indices, None))
+                .collect::<Result<_, _>>()?,
+            Gather::Mixed(indices) => {
+                if input.len() != timers.len() {
+                    return Err(missing());
+                }
+                input
+                    .iter()
+                    .zip(timers)
+                    .map(|(input, timer)| {
+                        let sources: [&dyn Array; 2] = [input.as_ref(), timer.as_ref()];
+                        interleave(&sources, indices)
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        })
     }
 }

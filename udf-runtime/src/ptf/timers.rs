@@ -31,8 +31,11 @@ pub struct TimerService {
     names: HashMap<String, u32>,
     interned: Vec<Arc<str>>,
     next_id: u64,
-    /// The queue entries of the batch being fired.
+    /// The queue entries of the batch being fired, and how many of them were handed out.
     firing: Vec<(i64, u32, u64, u32)>,
+    handed_out: usize,
+    /// The watermark timers last fired at.
+    fired_at: Option<i64>,
 }
 
 impl TimerService {
@@ -45,28 +48,6 @@ impl TimerService {
 
     pub fn len(&self) -> usize {
         self.queue.len()
-    }
-
-    /// The timers due at `watermark` that were registered before now, in firing order.
-    pub fn due(&mut self, watermark: i64) -> Vec<FiredTimer> {
-        let limit = self.next_id;
-        self.firing.clear();
-        let mut fired = Vec::new();
-        for &entry @ (time, key, id, name) in self
-            .queue
-            .range(..=(watermark, u32::MAX, u64::MAX, u32::MAX))
-        {
-            if id >= limit {
-                continue;
-            }
-            self.firing.push(entry);
-            fired.push(FiredTimer {
-                key,
-                time,
-                name: (name != UNNAMED).then(|| self.interned[name as usize].clone()),
-            });
-        }
-        fired
     }
 
     fn name_id(&mut self, name: &str) -> u32 {
@@ -142,15 +123,44 @@ impl Timers for TimerService {
         }
     }
 
-    fn take(&mut self, index: usize) -> bool {
-        let (_, key, id, _) = self.firing[index];
-        let mut registered = false;
-        self.remove_where(key, |e| {
-            let hit = e.id == id;
-            registered |= hit;
-            hit
-        });
-        registered
+    fn due(&mut self, watermark: i64) -> bool {
+        if self.fired_at.is_some_and(|fired| fired >= watermark) {
+            return false;
+        }
+        self.fired_at = Some(watermark);
+        self.firing.clear();
+        self.handed_out = 0;
+        if self.queue.first().is_none_or(|first| first.0 > watermark) {
+            return false;
+        }
+        // Timers registered from here on wait for the next advance (rule 28).
+        let limit = self.next_id;
+        self.firing.extend(
+            self.queue
+                .range(..=(watermark, u32::MAX, u64::MAX, u32::MAX))
+                .filter(|entry| entry.2 < limit),
+        );
+        !self.firing.is_empty()
+    }
+
+    fn next_due(&mut self) -> Option<FiredTimer> {
+        while let Some(&(time, key, id, name)) = self.firing.get(self.handed_out) {
+            self.handed_out += 1;
+            let mut registered = false;
+            self.remove_where(key, |e| {
+                let hit = e.id == id;
+                registered |= hit;
+                hit
+            });
+            if registered {
+                return Some(FiredTimer {
+                    key,
+                    time,
+                    name: (name != UNNAMED).then(|| self.interned[name as usize].clone()),
+                });
+            }
+        }
+        None
     }
 }
 
@@ -168,6 +178,15 @@ mod tests {
         );
     }
 
+    fn due(service: &mut TimerService, watermark: i64) -> Vec<(u32, i64)> {
+        if !service.due(watermark) {
+            return Vec::new();
+        }
+        std::iter::from_fn(|| service.next_due())
+            .map(|t| (t.key, t.time))
+            .collect()
+    }
+
     #[test]
     fn named_timers_replace_unnamed_ones_dedupe_and_fire_in_order() {
         let mut service = TimerService::default();
@@ -177,18 +196,28 @@ mod tests {
         register(&mut service, 2, None, 6000);
         register(&mut service, 0, None, 6000);
         assert_eq!(service.len(), 3);
-        let due: Vec<(u32, i64)> = service.due(6500).iter().map(|t| (t.key, t.time)).collect();
-        assert_eq!(due, [(0, 6000), (2, 6000)]);
-        assert!(service.take(0) && service.take(1));
+        assert_eq!(due(&mut service, 6500), [(0, 6000), (2, 6000)]);
         assert!(service.has_timers(1) && !service.has_timers(2));
-        // Registered after `due`: waits for the next advance although it is due.
-        let due = service.due(10_000);
+        // The same watermark again fires nothing.
+        register(&mut service, 4, None, 6000);
+        assert_eq!(due(&mut service, 6500), []);
+        assert_eq!(due(&mut service, 6501), [(4, 6000)]);
+    }
+
+    #[test]
+    fn timers_registered_while_firing_wait_and_deleted_ones_do_not_fire() {
+        let mut service = TimerService::default();
+        register(&mut service, 1, Some("timeout"), 7000);
+        register(&mut service, 2, None, 8000);
+        assert!(service.due(10_000));
+        let first = service.next_due().expect("a timer is due");
+        assert_eq!((first.key, first.time), (1, 7000));
+        assert_eq!(first.name.as_deref(), Some("timeout"));
+        // While the first fires: a timer in the past waits, the next one is deleted.
         register(&mut service, 3, None, 1000);
-        assert_eq!(due.len(), 1);
-        assert_eq!(due[0].name.as_deref(), Some("timeout"));
-        // An earlier timer of the batch may have deleted it.
-        service.apply(1, &mut vec![TimerRequest::ClearAll]);
-        assert!(!service.take(0));
-        assert_eq!(service.due(10_000).len(), 1);
+        service.apply(2, &mut vec![TimerRequest::ClearAll]);
+        assert_eq!(service.next_due(), None);
+        assert_eq!(due(&mut service, 10_001), [(3, 1000)]);
+        assert_eq!(service.len(), 0);
     }
 }
