@@ -135,3 +135,73 @@ async fn order_by_errors() {
         "{not_time}"
     );
 }
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Ordered;
+
+/// Emits each row it sees with the watermark it sees, and registers a timer 500 ms after the
+/// row, which emits the same when it fires.
+#[ptf(name = "Ordered")]
+impl Ordered {
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[argument(set_semantic_table, require_on_time)] input: Row,
+        out: &mut Collector<String>,
+    ) {
+        let key = input.field("k").and_then(Value::as_str).unwrap_or("");
+        let mut time = ctx.time_context();
+        let at = time.time_millis().expect("on_time");
+        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+        out.collect(format!("row {key}@{at} under {watermark:?}"));
+        time.register_on_time_millis("t", at + 500);
+    }
+
+    fn on_timer(&self, ctx: &mut OnTimerContext, out: &mut Collector<String>) {
+        let time = ctx.time_context();
+        let at = time.time_millis().unwrap_or(-1);
+        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+        out.collect(format!("timer @{at} under {watermark:?}"));
+    }
+}
+
+#[tokio::test]
+async fn ordered_rows_and_timers_interleave_advance_by_advance() {
+    let millis = [1000, 2000, 3000, 2500, 6000];
+    let keys = [Some("a"), Some("b"), Some("a"), Some("b"), Some("c")];
+    let columns = vec![
+        column("k", "STRING", strs(&keys)),
+        column(
+            "ts",
+            "TIMESTAMP_LTZ(3)",
+            millis
+                .iter()
+                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
+                .collect(),
+        ),
+    ];
+    // One batch; the watermark (max so far) moves before rows 1, 2 and 3 and after the
+    // batch: every move releases the row it passed, under the watermark before the move,
+    // then fires the timers it made due. The row at 2.5 s is late (the watermark is 3 s).
+    let session = session_with_partitions("events", &columns, 1);
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    session.register(Ordered).unwrap();
+    let out = rows(
+        &session,
+        "SELECT k, \"EXPR$0\" FROM Ordered(input => TABLE events PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(
+        out,
+        vec![
+            row!["a", "row a@1000 under None"],
+            row!["b", "row b@2000 under Some(1000)"],
+            row!["a", "timer @1500 under Some(2000)"],
+            row!["a", "row a@3000 under Some(2000)"],
+            row!["b", "timer @2500 under Some(3000)"],
+            row!["c", "row c@6000 under Some(3000)"],
+            row!["a", "timer @3500 under Some(6000)"],
+            row!["c", "timer @6500 under None"],
+        ]
+    );
+}

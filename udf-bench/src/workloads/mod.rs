@@ -79,6 +79,7 @@ pub const ALL: &[Workload] = &[
     ptf::PTF_COUNTER_HANDWRITTEN,
     ptf::PTF_TIMER,
     ptf::PTF_TIMER_EVERY_ROW,
+    ptf::PTF_ORDER_BY,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {

@@ -199,3 +199,24 @@ pub const PTF_TIMER_EVERY_ROW: Workload = Workload {
     setup: register_timeouts_every_row,
     ..PTF_TIMER
 };
+
+/// Passes each row's id on: what ORDER BY costs on its own.
+#[ptf]
+fn in_order(#[argument(set_semantic_table)] input: Keyed, out: &mut Collector<i64>) {
+    out.collect(input.id);
+}
+
+fn register_in_order(session: &Session) -> Result<()> {
+    register_timeouts_every_row(session)?;
+    session.register(in_order)
+}
+
+/// The keyed input in time order per key (ORDER BY ts), watermark `ts - 1 s` after every
+/// row: each row waits a second of event time, then goes to `eval`. No row is late, so
+/// every row comes out.
+pub const PTF_ORDER_BY: Workload = Workload {
+    name: "ptf_order_by",
+    sql: "SELECT * FROM in_order(input => TABLE keyed PARTITION BY k ORDER BY ts)",
+    setup: register_in_order,
+    ..Workload::PLAIN
+};

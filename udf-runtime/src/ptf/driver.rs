@@ -314,8 +314,11 @@ impl Driver {
                 let previous = self.watermark();
                 self.advance(source, i64::MAX);
                 self.ended += 1;
-                if self.sorter.is_some() && self.watermark() != previous {
-                    self.release_ordered(previous, self.last_now)?;
+                if self.sorter.is_some()
+                    && let Some(current) = self.watermark()
+                    && Some(current) != previous
+                {
+                    self.release_ordered(&[(previous, current)], self.last_now)?;
                 }
                 // At the end every pending timer fires once, in time order (rule 29).
                 self.fire(self.end_time())?;
@@ -328,6 +331,10 @@ impl Driver {
     /// or before the watermark: dropped and counted); whenever the watermark moves, the rows
     /// it passed go to `eval` — under the watermark before the move, as Flink's sort does —
     /// and then timers fire.
+    ///
+    /// A row that is not late has a time after every watermark before it, so no earlier
+    /// advance could pass it: the batch's rows wait together, and the rows of all its advances
+    /// are released together, each under its own advance.
     fn receive_ordered(
         &mut self,
         source: usize,
@@ -341,28 +348,19 @@ impl Driver {
         let (Some(times), Some(before)) = (times, before) else {
             return exec_err!("ORDER BY without event time reached `{}`", self.call.name);
         };
-        let keys = self
-            .keys
-            .iter()
-            .map(|k| k.evaluate(batch)?.into_array(rows))
-            .collect::<Result<Vec<ArrayRef>>>()?;
-        let ties: Vec<ArrayRef> = self.call.order_by()[1..]
-            .iter()
-            .map(|(column, _, _)| batch.column(*column).clone())
-            .collect();
-        let mut waiting: Vec<u32> = Vec::new();
+        // (watermark before, after) of each advance.
+        let mut advances: Vec<(Option<i64>, i64)> = Vec::new();
+        let mut waiting: Vec<u32> = Vec::with_capacity(rows);
         for (row, before) in before.iter().enumerate() {
             let previous = self.watermark();
             if let Some(before) = before {
                 self.advance(source, *before);
             }
             let current = self.watermark();
-            if current != previous {
-                let sorter = self.sorter.as_mut().expect("ordered");
-                sorter.insert(batch, &waiting, &keys, &times, &ties)?;
-                waiting.clear();
-                self.release_ordered(previous, now)?;
-                self.fire(now)?;
+            if let Some(current) = current
+                && Some(current) != previous
+            {
+                advances.push((previous, current));
             }
             if current.is_some_and(|w| times[row] <= w) {
                 self.metrics.late_rows_dropped.add(1);
@@ -370,28 +368,83 @@ impl Driver {
             }
             waiting.push(row as u32);
         }
-        let sorter = self.sorter.as_mut().expect("ordered");
-        sorter.insert(batch, &waiting, &keys, &times, &ties)?;
+        if !waiting.is_empty() {
+            let keys = self
+                .keys
+                .iter()
+                .map(|k| k.evaluate(batch)?.into_array(rows))
+                .collect::<Result<Vec<ArrayRef>>>()?;
+            let ties: Vec<ArrayRef> = self.call.order_by()[1..]
+                .iter()
+                .map(|(column, _, _)| batch.column(*column).clone())
+                .collect();
+            let sorter = self.sorter.as_mut().expect("ordered");
+            sorter.insert(batch, &waiting, &keys, &times, &ties)?;
+        }
         if let Some(after) = after {
             let previous = self.watermark();
             self.advance(source, after);
-            if self.watermark() != previous {
-                self.release_ordered(previous, now)?;
-                self.fire(now)?;
+            if let Some(current) = self.watermark()
+                && Some(current) != previous
+            {
+                advances.push((previous, current));
             }
         }
         self.last_now = now;
-        Ok(())
+        self.release_ordered(&advances, now)
     }
 
-    /// Hands the rows the current watermark passed to `eval`, which sees `previous`.
-    fn release_ordered(&mut self, previous: Option<i64>, now: i64) -> Result<()> {
-        let Some(watermark) = self.watermark() else {
+    /// Hands the rows that `advances` passed to `eval`, each under the watermark before the
+    /// advance that passed it, and fires the timers each advance made due after its rows.
+    fn release_ordered(&mut self, advances: &[(Option<i64>, i64)], now: i64) -> Result<()> {
+        if advances.is_empty() {
+            return Ok(());
+        }
+        let watermarks: Vec<i64> = advances.iter().map(|(_, after)| *after).collect();
+        let released = self
+            .sorter
+            .as_mut()
+            .expect("ordered")
+            .release(&watermarks)?;
+        let Some(released) = released else {
+            for watermark in watermarks {
+                self.fire_at(watermark, now)?;
+            }
             return Ok(());
         };
-        let released = self.sorter.as_mut().expect("ordered").release(watermark)?;
-        if let Some((batch, times)) = released {
-            self.push(&batch, Some(&times), previous, None, now)?;
+        // Rows of consecutive advances go in one call (timers between them fire inside it);
+        // an advance without rows still fires its timers at its own watermark.
+        let mut start = 0;
+        let mut advance = 0;
+        while advance < advances.len() {
+            let end = start + released.advances[start..].partition_point(|&a| a == advance);
+            if end == start {
+                self.fire_at(watermarks[advance], now)?;
+                advance += 1;
+                continue;
+            }
+            // The run of advances with rows that starts here.
+            let mut run_end = end;
+            let mut last = advance;
+            while run_end < released.batch.num_rows() && released.advances[run_end] == last + 1 {
+                last += 1;
+                run_end += released.advances[run_end..].partition_point(|&a| a == last);
+            }
+            let under: Vec<Option<i64>> = released.advances[start..run_end]
+                .iter()
+                .map(|&a| advances[a].0)
+                .collect();
+            let moves = under.first() != under.last();
+            self.push(
+                &released.batch.slice(start, run_end - start),
+                Some(&released.times[start..run_end]),
+                under[0],
+                moves.then_some(&under[..]),
+                now,
+            )?;
+            self.fire_at(watermarks[last], now)?;
+            start = run_end;
+            advance = last + 1;
         }
         Ok(())
     }
@@ -403,9 +456,14 @@ impl Driver {
 
     /// Fires the timers due at the current watermark, if it moved since they last fired.
     fn fire(&mut self, now: i64) -> Result<()> {
-        let Some(watermark) = self.watermark() else {
-            return Ok(());
-        };
+        match self.watermark() {
+            Some(watermark) => self.fire_at(watermark, now),
+            None => Ok(()),
+        }
+    }
+
+    /// Fires the timers due at `watermark`, if it is past the one they last fired at.
+    fn fire_at(&mut self, watermark: i64, now: i64) -> Result<()> {
         if !self.call.spec.on_timer || !self.timers.due(watermark) {
             return Ok(());
         }
