@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::Error;
-use crate::ptf::timers::{FiredTimer, TimerRequest};
+use crate::ptf::timers::{FiredTimer, TimerRequest, TimerRequests};
 use crate::types::DataType;
 
 /// How one table argument was passed (Flink's `TableSemantics`).
@@ -63,7 +63,7 @@ pub struct Context<'a> {
     /// The processor's watermark (epoch ms), once every input has reported one.
     watermark: Option<i64>,
     /// Timer requests, applied after the call.
-    timers: Vec<TimerRequest>,
+    timers: TimerRequests,
 }
 
 impl<'a> Context<'a> {
@@ -81,7 +81,7 @@ impl<'a> Context<'a> {
             error: None,
             time,
             watermark,
-            timers: Vec::new(),
+            timers: TimerRequests::default(),
         }
     }
 
@@ -148,11 +148,11 @@ impl<'a> Context<'a> {
     /// The timer requests of the call, in order (applying them drains them).
     #[doc(hidden)]
     #[inline]
-    pub fn timer_requests(&mut self) -> &mut Vec<TimerRequest> {
+    pub fn timer_requests(&mut self) -> &mut TimerRequests {
         &mut self.timers
     }
 
-    fn request_timer(&mut self, request: TimerRequest) {
+    fn request_timer(&mut self, request: TimerRequest<'_>) {
         if self.info.on_timer {
             self.timers.push(request);
         } else if self.error.is_none() {
@@ -217,7 +217,7 @@ impl TimeContext<'_, '_> {
     /// [`TimeContext::register_on_time`] with the time in epoch milliseconds.
     pub fn register_on_time_millis(&mut self, name: &str, time: i64) {
         self.context.request_timer(TimerRequest::Register {
-            name: Some(name.to_owned()),
+            name: Some(name),
             time,
         });
     }
@@ -232,8 +232,7 @@ impl TimeContext<'_, '_> {
 
     /// Deletes the key's timer `name`.
     pub fn clear_timer(&mut self, name: &str) {
-        self.context
-            .request_timer(TimerRequest::ClearNamed(name.to_owned()));
+        self.context.request_timer(TimerRequest::ClearNamed(name));
     }
 
     /// Deletes the key's unnamed timer at `time`.

@@ -13,4 +13,4 @@ pub use state::{
     KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueSlot,
     ValueStates, ValueStore, ViewSlot, ViewStates, ViewStore,
 };
-pub use timers::{FiredTimer, NoTimers, TimerCall, TimerRequest, Timers};
+pub use timers::{FiredTimer, NoTimers, TimerCall, TimerRequest, TimerRequests, Timers};

@@ -17,7 +17,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 use datafusion::common::HashMap;
-use udf_core::ptf::{FiredTimer, TimerRequest, Timers};
+use udf_core::ptf::{FiredTimer, TimerRequest, TimerRequests, Timers};
 
 /// "No name" in an entry's name position.
 const UNNAMED: u32 = u32::MAX;
@@ -86,6 +86,8 @@ pub struct TimerService {
     live: usize,
     names: HashMap<String, u32>,
     interned: Vec<Arc<str>>,
+    /// The name id used last.
+    last_name: u32,
     next_id: u64,
     /// The batch being fired, and how many of it were handed out.
     firing: Vec<Queued>,
@@ -107,13 +109,29 @@ impl TimerService {
         self.live
     }
 
+    /// The id of a name seen before: the last one used is compared first, so a function
+    /// with one timer name hashes nothing.
+    fn known_name(&mut self, name: &str) -> Option<u32> {
+        if self
+            .interned
+            .get(self.last_name as usize)
+            .is_some_and(|last| **last == *name)
+        {
+            return Some(self.last_name);
+        }
+        let id = *self.names.get(name)?;
+        self.last_name = id;
+        Some(id)
+    }
+
     fn name_id(&mut self, name: &str) -> u32 {
-        if let Some(id) = self.names.get(name) {
-            return *id;
+        if let Some(id) = self.known_name(name) {
+            return id;
         }
         let id = self.interned.len() as u32;
         self.interned.push(name.into());
         self.names.insert(name.to_owned(), id);
+        self.last_name = id;
         id
     }
 
@@ -183,12 +201,12 @@ impl TimerService {
 }
 
 impl Timers for TimerService {
-    fn apply(&mut self, key: u32, requests: &mut Vec<TimerRequest>) {
-        for request in requests.drain(..) {
+    fn apply(&mut self, key: u32, requests: &mut TimerRequests) {
+        for request in requests.iter() {
             match request {
-                TimerRequest::Register { name, time } => self.register(key, name.as_deref(), time),
+                TimerRequest::Register { name, time } => self.register(key, name, time),
                 TimerRequest::ClearNamed(name) => {
-                    if let Some(&name) = self.names.get(&name) {
+                    if let Some(name) = self.known_name(name) {
                         self.remove_where(key, |e| e.name == name);
                     }
                 }
@@ -198,6 +216,7 @@ impl Timers for TimerService {
                 TimerRequest::ClearAll => self.remove_where(key, |_| true),
             }
         }
+        requests.clear();
     }
 
     fn due(&mut self, watermark: i64) -> bool {
@@ -249,13 +268,9 @@ mod tests {
     use super::*;
 
     fn register(service: &mut TimerService, key: u32, name: Option<&str>, time: i64) {
-        service.apply(
-            key,
-            &mut vec![TimerRequest::Register {
-                name: name.map(str::to_owned),
-                time,
-            }],
-        );
+        let mut requests = TimerRequests::default();
+        requests.push(TimerRequest::Register { name, time });
+        service.apply(key, &mut requests);
     }
 
     fn due(service: &mut TimerService, watermark: i64) -> Vec<(u32, i64)> {
@@ -295,7 +310,9 @@ mod tests {
         assert_eq!(first.name.as_deref(), Some("timeout"));
         // While the first fires: a timer in the past waits, the next one is deleted.
         register(&mut service, 3, None, 1000);
-        service.apply(2, &mut vec![TimerRequest::ClearAll]);
+        let mut clear = TimerRequests::default();
+        clear.push(TimerRequest::ClearAll);
+        service.apply(2, &mut clear);
         assert_eq!(service.next_due(), None);
         assert_eq!(due(&mut service, 10_001), [(3, 1000)]);
         assert_eq!(service.len(), 0);
