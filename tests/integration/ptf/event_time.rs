@@ -67,6 +67,46 @@ async fn rows_see_their_time_and_the_watermark_before_them() {
 }
 
 #[tokio::test]
+async fn a_time_column_read_unchanged_keeps_its_tables_watermark() {
+    let session = session_with_partitions(
+        "events",
+        &events(&["a", "b", "a", "b"], &[1000, 5000, 3000, 7000]),
+        1,
+    );
+    session.declare_watermark("events", "ts", Duration::from_millis(500));
+    session.register(clock).unwrap();
+    session
+        .sql("CREATE VIEW recent AS SELECT k, ts FROM events WHERE k <> 'z'")
+        .await
+        .unwrap();
+    // The same rows and watermarks as over `events` itself: through a renaming subquery,
+    // and through a view.
+    let expected = vec![
+        row!["a", 1000_i64, None::<i64>],
+        row!["b", 5000_i64, 500_i64],
+        row!["a", 3000_i64, 4500_i64],
+        row!["b", 7000_i64, 4500_i64],
+    ];
+    for sql in [
+        "SELECT k, t, wm FROM Clock(input => TABLE (SELECT k, ts AS seen FROM events WHERE k <> 'z') PARTITION BY k, on_time => DESCRIPTOR(seen))",
+        "SELECT k, t, wm FROM Clock(input => TABLE recent PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    ] {
+        assert_eq!(rows(&session, sql).await, expected, "{sql}");
+    }
+    // A computed time column has no watermark.
+    let computed = error(
+        &session,
+        "SELECT * FROM Clock(input => TABLE (SELECT k, ts + INTERVAL '1' SECOND AS later FROM events) PARTITION BY k, on_time => DESCRIPTOR(later))",
+    )
+    .await;
+    assert!(
+        computed.contains("`later` has no watermark")
+            && computed.contains("a computed time column has none"),
+        "{computed}"
+    );
+}
+
+#[tokio::test]
 async fn the_output_ends_with_rowtime_of_the_time_columns_type() {
     let session = session_with_partitions("events", &events(&["a"], &[1000]), 1);
     session.declare_watermark("events", "ts", Duration::ZERO);

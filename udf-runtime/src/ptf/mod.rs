@@ -14,6 +14,7 @@ pub mod planner;
 pub mod router;
 pub mod sort_buffer;
 pub mod time;
+pub mod time_attribute;
 pub mod timers;
 
 pub use node::PtfNode;

@@ -30,6 +30,7 @@ use udf_core::{ArgSpec, ArgType, FunctionSpec, Metrics, OutputType, Semantics, T
 use super::call::{PtfCall, TableBinding};
 use super::node::PtfNode;
 use super::time::{EventTime, Watermarks};
+use super::time_attribute;
 use crate::sql::set_semantics::{TableArgument, table_argument};
 
 /// System arguments every PTF takes.
@@ -256,12 +257,28 @@ impl PtfArguments<'_> {
                 field.data_type()
             );
         }
-        let (qualifier, _) = schema.qualified_field(index);
-        let spec = qualifier.and_then(|q| self.watermarks.of(q.table(), column));
+        // The watermark declared where the column is read from: the first table (or view)
+        // on the way down that declares one.
+        let sources = time_attribute::sources(input, index, self.watermarks);
+        let spec = sources.iter().find_map(|s| s.watermark.clone());
         let Some(spec) = spec else {
+            let (table, source_column) = match sources.last() {
+                Some(source) => (source.table.as_str(), source.column.as_str()),
+                None => (
+                    schema
+                        .qualified_field(index)
+                        .0
+                        .map_or("<table>", |q| q.table()),
+                    column.as_str(),
+                ),
+            };
             return plan_err!(
-                "`{column}` has no watermark, so it cannot be the time of `{name}`: declare one with `session.declare_watermark(\"{}\", \"{column}\", delay)`",
-                qualifier.map_or("<table>", |q| q.table())
+                "`{column}` has no watermark, so it cannot be the time of `{name}`: declare one with `session.declare_watermark(\"{table}\", \"{source_column}\", delay)`{}",
+                if sources.is_empty() {
+                    " (a computed time column has none: compute it in a view and declare the watermark on the view)"
+                } else {
+                    ""
+                }
             );
         };
         Ok((
