@@ -1,5 +1,6 @@
 //! Code generation for `#[ptf]`: the spec, and a processor type whose `process` loops over
-//! the rows of a batch — load state, call `eval`, write state back, hand emitted rows on.
+//! the rows of a batch — fire the timers the row's watermark made due, load state, call
+//! `eval`, write state back, hand emitted rows on.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};

@@ -1,6 +1,7 @@
 //! One virtual processor at work: it takes the router's messages, moves its watermark,
-//! calls `eval` on runs of rows, fires timers, releases ORDER BY rows, and hands output
-//! batches on.
+//! calls `eval` on each message's rows in one call (with the watermark of each row, so the
+//! generated loop fires the timers due between rows), fires timers, releases ORDER BY
+//! rows, and hands output batches on.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -266,7 +267,8 @@ impl Driver {
         *current = Some(current.map_or(watermark, |c| c.max(watermark)));
     }
 
-    /// Takes one message of the router: rows are processed in runs under one watermark.
+    /// Takes one message of the router: its rows in one call, each under the watermark in
+    /// force before it.
     fn receive(&mut self, message: Routed) -> Result<()> {
         match message {
             Routed::Rows {
