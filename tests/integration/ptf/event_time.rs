@@ -93,6 +93,25 @@ async fn a_time_column_read_unchanged_keeps_its_tables_watermark() {
     ] {
         assert_eq!(rows(&session, sql).await, expected, "{sql}");
     }
+    // A time column computed in a view takes the watermark declared on the view.
+    session
+        .sql("CREATE VIEW shifted AS SELECT k, ts + INTERVAL '1' SECOND AS later FROM events")
+        .await
+        .unwrap();
+    session.declare_watermark("shifted", "later", Duration::from_millis(500));
+    assert_eq!(
+        rows(
+            &session,
+            "SELECT k, t, wm FROM Clock(input => TABLE shifted PARTITION BY k, on_time => DESCRIPTOR(later))",
+        )
+        .await,
+        vec![
+            row!["a", 2000_i64, None::<i64>],
+            row!["b", 6000_i64, 1500_i64],
+            row!["a", 4000_i64, 5500_i64],
+            row!["b", 8000_i64, 5500_i64],
+        ]
+    );
     // A computed time column has no watermark.
     let computed = error(
         &session,

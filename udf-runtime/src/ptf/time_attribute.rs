@@ -11,8 +11,9 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 
 use super::time::{WatermarkSpec, Watermarks};
 
-/// The tables column `index` of `plan` is read from, outermost first (a view, then the
-/// tables below it), each with the column's name there and its watermark if one is declared.
+/// The tables column `index` of `plan` is read from, outermost first (a view or subquery
+/// alias, then the tables below it), each with the column's name there and its watermark
+/// if one is declared.
 pub fn sources(plan: &LogicalPlan, index: usize, watermarks: &Watermarks) -> Vec<Source> {
     let mut found = Vec::new();
     trace(plan, index, watermarks, &mut found);
@@ -27,15 +28,22 @@ pub struct Source {
 }
 
 fn trace(plan: &LogicalPlan, index: usize, watermarks: &Watermarks, found: &mut Vec<Source>) {
+    // The column's table here (a scan, or a view or subquery by its alias).
+    if let (Some(qualifier), field) = plan.schema().qualified_field(index) {
+        let (table, column) = (qualifier.table(), field.name());
+        let seen = found
+            .last()
+            .is_some_and(|s| s.table == table && s.column == *column);
+        if !seen {
+            found.push(Source {
+                watermark: watermarks.of(table, column),
+                table: table.to_owned(),
+                column: column.clone(),
+            });
+        }
+    }
     match plan {
         LogicalPlan::TableScan(scan) => {
-            let column = scan.projected_schema.field(index).name().clone();
-            let table = scan.table_name.table().to_owned();
-            found.push(Source {
-                watermark: watermarks.of(&table, &column),
-                table,
-                column,
-            });
             // A view's column comes from the tables of its query.
             let Ok(provider) = source_as_provider(&scan.source) else {
                 return;
