@@ -205,3 +205,89 @@ async fn ordered_rows_and_timers_interleave_advance_by_advance() {
         ]
     );
 }
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Chained;
+
+/// Each row registers timer `t` 100 ms after it; `t`, when it fires, registers an unnamed
+/// timer 100 ms after itself. Every call says what it is and the watermark it sees.
+#[ptf(name = "Chained")]
+impl Chained {
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[argument(set_semantic_table, require_on_time)] input: Row,
+        out: &mut Collector<String>,
+    ) {
+        let key = input.field("k").and_then(Value::as_str).unwrap_or("");
+        let mut time = ctx.time_context();
+        let at = time.time_millis().expect("on_time");
+        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+        out.collect(format!("row {key}@{at} under {watermark:?}"));
+        time.register_on_time_millis("t", at + 100);
+    }
+
+    fn on_timer(&self, ctx: &mut OnTimerContext, out: &mut Collector<String>) {
+        let named = ctx.current_timer().is_some();
+        let mut time = ctx.time_context();
+        let at = time.time_millis().unwrap_or(-1);
+        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+        let name = if named { "t" } else { "u" };
+        out.collect(format!("timer {name}@{at} under {watermark:?}"));
+        if named {
+            time.register_on_time_unnamed(
+                chrono::DateTime::from_timestamp_millis(at + 100).expect("in range"),
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_advance_fires_its_timers_even_when_it_releases_no_row() {
+    let millis = [1000, 1600, 1700, 1750, 2500, 2600];
+    let keys = ["x", "y", "z", "w", "v", "s"].map(Some);
+    let columns = vec![
+        column("k", "STRING", strs(&keys)),
+        column(
+            "ts",
+            "TIMESTAMP_LTZ(3)",
+            millis
+                .iter()
+                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
+                .collect(),
+        ),
+    ];
+    // Watermark max - 500 ms, one batch. Before the rows: 500 (releases nothing), 1100
+    // (x), 1200 and 1250 (nothing), 2000 (y, z, w, key by key); 2100 after the batch; the
+    // rest at the end. x's `t` fires at 1100; the `u` it registers fires at the next
+    // advance, 1200, though that advance releases no row — before the rows of 2000.
+    let session = session_with_partitions("events", &columns, 1);
+    session.declare_watermark("events", "ts", Duration::from_millis(500));
+    session.register(Chained).unwrap();
+    let out = rows(
+        &session,
+        "SELECT k, \"EXPR$0\" FROM Chained(input => TABLE events PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(
+        out,
+        vec![
+            row!["x", "row x@1000 under Some(500)"],
+            row!["x", "timer t@1100 under Some(1100)"],
+            row!["x", "timer u@1200 under Some(1200)"],
+            row!["w", "row w@1750 under Some(1250)"],
+            row!["y", "row y@1600 under Some(1250)"],
+            row!["z", "row z@1700 under Some(1250)"],
+            row!["y", "timer t@1700 under Some(2000)"],
+            row!["z", "timer t@1800 under Some(2000)"],
+            row!["w", "timer t@1850 under Some(2000)"],
+            row!["y", "timer u@1800 under Some(2100)"],
+            row!["z", "timer u@1900 under Some(2100)"],
+            row!["w", "timer u@1950 under Some(2100)"],
+            row!["s", "row s@2600 under Some(2100)"],
+            row!["v", "row v@2500 under Some(2100)"],
+            row!["v", "timer t@2600 under None"],
+            row!["s", "timer t@2700 under None"],
+        ]
+    );
+}

@@ -80,6 +80,7 @@ pub const ALL: &[Workload] = &[
     ptf::PTF_TIMER,
     ptf::PTF_TIMER_EVERY_ROW,
     ptf::PTF_ORDER_BY,
+    ptf::PTF_ORDER_BY_TIMER,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {

@@ -220,3 +220,11 @@ pub const PTF_ORDER_BY: Workload = Workload {
     setup: register_in_order,
     ..Workload::PLAIN
 };
+
+/// `ptf_timer_every_row` with ORDER BY ts: rows wait a second of event time, then set
+/// their key's timer as they reach `eval`.
+pub const PTF_ORDER_BY_TIMER: Workload = Workload {
+    name: "ptf_order_by_timer",
+    sql: "SELECT * FROM timeouts(input => TABLE keyed PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
+    ..PTF_TIMER_EVERY_ROW
+};

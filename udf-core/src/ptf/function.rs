@@ -86,6 +86,12 @@ pub struct ProcessCall<'a> {
     /// The processor's watermark while each row is processed, when it moves between rows:
     /// timers it makes due fire before the row (rule 26).
     pub watermarks: Option<&'a [Option<i64>]>,
+    /// More watermarks timers fire at before a row, in order, besides the row's own: the
+    /// watermark moved more than once between two rows (ORDER BY releases rows advance by
+    /// advance, and an advance may release none).
+    pub firings: &'a [(usize, i64)],
+    /// How many of `firings` were handed out.
+    pub firing: usize,
     /// The processor's timers: the requests of each call are applied after it.
     pub timers: &'a mut dyn Timers,
     /// Timers fired between rows, in order. A row emitted by `eval` is owned by its input
@@ -104,6 +110,19 @@ impl ProcessCall<'_> {
     #[inline]
     pub fn time(&self, row: usize) -> Option<i64> {
         self.times.map(|times| times[row])
+    }
+
+    /// The next watermark timers must fire at before `row`: `firings` at this row first,
+    /// then the row's own watermark (`own`, taken).
+    #[inline]
+    pub fn next_firing(&mut self, row: usize, own: &mut Option<i64>) -> Option<i64> {
+        match self.firings.get(self.firing) {
+            Some(&(at, watermark)) if at == row => {
+                self.firing += 1;
+                Some(watermark)
+            }
+            _ => own.take(),
+        }
     }
 
     /// The watermark while `row` is processed.

@@ -229,12 +229,13 @@ pub fn expand(def: &PtfDef) -> TokenStream {
         Some(timer) => {
             let fire = fire_loop(timer, &fields, &load, &write_back, quote!(call.rows));
             quote! {
-                if let ::core::option::Option::Some(watermark) = watermark {
+                let mut own = watermark;
+                while let ::core::option::Option::Some(watermark) = call.next_firing(row, &mut own) {
                     if call.timers.due(watermark) {
                         #fire
-                        call.row = row;
                     }
                 }
+                call.row = row;
             }
         }
         None => quote!(),

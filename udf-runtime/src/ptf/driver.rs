@@ -303,6 +303,7 @@ impl Driver {
                     times.as_deref(),
                     watermark,
                     moves.then_some(&watermarks[..]),
+                    &[],
                     now,
                 );
                 self.row_watermarks = watermarks;
@@ -414,39 +415,32 @@ impl Driver {
             }
             return Ok(());
         };
-        // Rows of consecutive advances go in one call (timers between them fire inside it);
-        // an advance without rows still fires its timers at its own watermark.
-        let mut start = 0;
-        let mut advance = 0;
-        while advance < advances.len() {
-            let end = start + released.advances[start..].partition_point(|&a| a == advance);
-            if end == start {
-                self.fire_at(watermarks[advance], now)?;
-                advance += 1;
-                continue;
+        // One call for all the rows: a row under the watermark before the advance that
+        // passed it; where advances without rows lie between two rows' advances, the timers
+        // fire at each of them there (after the rows of the advance before, as if each
+        // advance were on its own); the timers of the advances after the last rows fire after
+        // the call.
+        let under: Vec<Option<i64>> = released.advances.iter().map(|&a| advances[a].0).collect();
+        let mut firings: Vec<(usize, i64)> = Vec::new();
+        let mut fired_through = 0;
+        for (row, &advance) in released.advances.iter().enumerate() {
+            if advance > fired_through {
+                // Rows of `advance` are under its previous watermark, which fires before them.
+                firings.extend((fired_through..advance - 1).map(|h| (row, watermarks[h])));
+                fired_through = advance;
             }
-            // The run of advances with rows that starts here.
-            let mut run_end = end;
-            let mut last = advance;
-            while run_end < released.batch.num_rows() && released.advances[run_end] == last + 1 {
-                last += 1;
-                run_end += released.advances[run_end..].partition_point(|&a| a == last);
-            }
-            let under: Vec<Option<i64>> = released.advances[start..run_end]
-                .iter()
-                .map(|&a| advances[a].0)
-                .collect();
-            let moves = under.first() != under.last();
-            self.push(
-                &released.batch.slice(start, run_end - start),
-                Some(&released.times[start..run_end]),
-                under[0],
-                moves.then_some(&under[..]),
-                now,
-            )?;
-            self.fire_at(watermarks[last], now)?;
-            start = run_end;
-            advance = last + 1;
+        }
+        let moves = under.first() != under.last();
+        self.push(
+            &released.batch,
+            Some(&released.times),
+            under[0],
+            moves.then_some(&under[..]),
+            &firings,
+            now,
+        )?;
+        for &watermark in &watermarks[fired_through..] {
+            self.fire_at(watermark, now)?;
         }
         Ok(())
     }
@@ -577,13 +571,14 @@ impl Driver {
     }
 
     /// Calls `eval` for every row of `batch`, under `watermark` or — when it moves between
-    /// rows — `watermarks`.
+    /// rows — `watermarks`; timers fire before a row at its watermark and at `firings`.
     fn push(
         &mut self,
         batch: &RecordBatch,
         times: Option<&[i64]>,
         watermark: Option<i64>,
         watermarks: Option<&[Option<i64>]>,
+        firings: &[(usize, i64)],
         now: i64,
     ) -> Result<()> {
         let rows = batch.num_rows();
@@ -638,6 +633,8 @@ impl Driver {
             times,
             watermark,
             watermarks,
+            firings,
+            firing: 0,
             timers: &mut self.timers,
             fired: &mut fired,
             row: 0,
