@@ -42,6 +42,22 @@ pub fn batch(columns: &[Column]) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("columns of equal length")
 }
 
+/// `events(k STRING, ts TIMESTAMP_LTZ(3))`, `ts` from epoch milliseconds.
+pub fn events(keys: &[&str], millis: &[i64]) -> Vec<Column> {
+    let keys: Vec<Option<&str>> = keys.iter().map(|k| Some(*k)).collect();
+    vec![
+        column("k", "STRING", strs(&keys)),
+        column(
+            "ts",
+            "TIMESTAMP_LTZ(3)",
+            millis
+                .iter()
+                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
+                .collect(),
+        ),
+    ]
+}
+
 /// A session with one in-memory table. Two target partitions, whatever the machine, so
 /// plans are the same everywhere.
 pub fn session_with(table: &str, columns: &[Column]) -> Session {
@@ -116,12 +132,8 @@ pub fn strs(values: &[Option<&str>]) -> Vec<Value> {
 
 /// The names of a query's result columns.
 pub async fn column_names(session: &Session, sql: &str) -> Vec<String> {
-    let df = session
-        .sql(sql)
+    result_fields(session, sql)
         .await
-        .unwrap_or_else(|e| panic!("{sql}\n{e}"));
-    df.schema()
-        .fields()
         .iter()
         .map(|f| f.name().clone())
         .collect()
@@ -129,15 +141,20 @@ pub async fn column_names(session: &Session, sql: &str) -> Vec<String> {
 
 /// The SQL types of a query's result columns, as text.
 pub async fn column_types(session: &Session, sql: &str) -> Vec<String> {
+    result_fields(session, sql)
+        .await
+        .iter()
+        .map(|f| DataType::from_arrow_field(f).expect("SQL type").to_string())
+        .collect()
+}
+
+/// The Arrow fields of a query's result (planned, not run).
+async fn result_fields(session: &Session, sql: &str) -> udf_core::arrow::datatypes::Fields {
     let df = session
         .sql(sql)
         .await
         .unwrap_or_else(|e| panic!("{sql}\n{e}"));
-    df.schema()
-        .fields()
-        .iter()
-        .map(|f| DataType::from_arrow_field(f).expect("SQL type").to_string())
-        .collect()
+    df.schema().as_arrow().fields().clone()
 }
 
 /// A session whose table is split into `partitions` partitions (rows dealt round-robin),

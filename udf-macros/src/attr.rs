@@ -235,6 +235,16 @@ pub fn take(attrs: &mut Vec<Attribute>, name: &str) -> Vec<Attribute> {
     taken
 }
 
+/// Takes every attribute named in `names` off an item where none of them belongs: each is an
+/// error saying `#[name] is only allowed on {place}`.
+pub fn reject(attrs: &mut Vec<Attribute>, names: &[&str], place: &str, cx: &Ctxt) {
+    for name in names {
+        for misplaced in take(attrs, name) {
+            cx.error_spanned_by(misplaced, format!("#[{name}] is only allowed on {place}"));
+        }
+    }
+}
+
 /// At most one attribute named `name`; repeats are errors.
 pub fn take_one(attrs: &mut Vec<Attribute>, name: &str, cx: &Ctxt) -> Option<Attribute> {
     let mut taken = take(attrs, name).into_iter();

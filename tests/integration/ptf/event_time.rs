@@ -8,7 +8,7 @@ use udf_core::Value;
 use udf_core::prelude::*;
 
 use crate::row;
-use crate::support::{column, error, partitioned_session, rows, session_with_partitions, strs};
+use crate::support::{error, events, partitioned_session, rows, session_with_partitions};
 
 /// Emits the row's time and the watermark it was processed under, in milliseconds.
 #[ptf(name = "Clock")]
@@ -25,24 +25,9 @@ fn clock(
     out.collect(Row::of([time.into(), watermark.into()]));
 }
 
-/// `events(k, ts)` with `ts` from epoch milliseconds.
-fn events(keys: &[&str], millis: &[i64]) -> Vec<crate::support::Column> {
-    let keys: Vec<Option<&str>> = keys.iter().map(|k| Some(*k)).collect();
-    vec![
-        column("k", "STRING", strs(&keys)),
-        column(
-            "ts",
-            "TIMESTAMP_LTZ(3)",
-            millis
-                .iter()
-                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
-                .collect(),
-        ),
-    ]
-}
-
-#[tokio::test]
-async fn rows_see_their_time_and_the_watermark_before_them() {
+/// One processor over `events` a@1000, b@5000, a@3000, b@7000, watermark max - 500 ms,
+/// with `Clock` registered.
+fn four_events_with_clock() -> udf_runtime::Session {
     let session = session_with_partitions(
         "events",
         &events(&["a", "b", "a", "b"], &[1000, 5000, 3000, 7000]),
@@ -50,6 +35,12 @@ async fn rows_see_their_time_and_the_watermark_before_them() {
     );
     session.declare_watermark("events", "ts", Duration::from_millis(500));
     session.register(clock).unwrap();
+    session
+}
+
+#[tokio::test]
+async fn rows_see_their_time_and_the_watermark_before_them() {
+    let session = four_events_with_clock();
     // (A millisecond timestamp cast to BIGINT is its epoch milliseconds.)
     let sql = "SELECT k, t, wm, CAST(rowtime AS BIGINT) AS r \
                FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
@@ -68,13 +59,7 @@ async fn rows_see_their_time_and_the_watermark_before_them() {
 
 #[tokio::test]
 async fn a_time_column_read_unchanged_keeps_its_tables_watermark() {
-    let session = session_with_partitions(
-        "events",
-        &events(&["a", "b", "a", "b"], &[1000, 5000, 3000, 7000]),
-        1,
-    );
-    session.declare_watermark("events", "ts", Duration::from_millis(500));
-    session.register(clock).unwrap();
+    let session = four_events_with_clock();
     session
         .sql("CREATE VIEW recent AS SELECT k, ts FROM events WHERE k <> 'z'")
         .await

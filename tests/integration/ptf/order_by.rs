@@ -9,7 +9,7 @@ use udf_core::prelude::*;
 use udf_runtime::datafusion::physical_plan::collect;
 
 use crate::row;
-use crate::support::{column, error, rows, session_with_partitions, strs};
+use crate::support::{column, error, events, rows, session_with_partitions, strs};
 
 /// Emits the `priority` of every row it sees (NULL as -1).
 #[ptf(name = "my_ptf")]
@@ -136,6 +136,23 @@ async fn order_by_errors() {
     );
 }
 
+/// Emits `row <k>@<time> under <watermark>` and registers timer `t` `after` ms later.
+fn trace_row(ctx: &mut Context, input: &Row, out: &mut Collector<String>, after: i64) {
+    let key = input.field("k").and_then(Value::as_str).unwrap_or("");
+    let mut time = ctx.time_context();
+    let at = time.time_millis().expect("on_time");
+    let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+    out.collect(format!("row {key}@{at} under {watermark:?}"));
+    time.register_on_time_millis("t", at + after);
+}
+
+/// A firing timer's time and the watermark it fires under (epoch ms).
+fn timer_time(ctx: &mut OnTimerContext) -> (i64, Option<i64>) {
+    let time = ctx.time_context();
+    let at = time.time_millis().unwrap_or(-1);
+    (at, time.current_watermark().map(|w| w.timestamp_millis()))
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Ordered;
 
@@ -149,37 +166,18 @@ impl Ordered {
         #[argument(set_semantic_table, require_on_time)] input: Row,
         out: &mut Collector<String>,
     ) {
-        let key = input.field("k").and_then(Value::as_str).unwrap_or("");
-        let mut time = ctx.time_context();
-        let at = time.time_millis().expect("on_time");
-        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
-        out.collect(format!("row {key}@{at} under {watermark:?}"));
-        time.register_on_time_millis("t", at + 500);
+        trace_row(ctx, &input, out, 500);
     }
 
     fn on_timer(&self, ctx: &mut OnTimerContext, out: &mut Collector<String>) {
-        let time = ctx.time_context();
-        let at = time.time_millis().unwrap_or(-1);
-        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+        let (at, watermark) = timer_time(ctx);
         out.collect(format!("timer @{at} under {watermark:?}"));
     }
 }
 
 #[tokio::test]
 async fn ordered_rows_and_timers_interleave_advance_by_advance() {
-    let millis = [1000, 2000, 3000, 2500, 6000];
-    let keys = [Some("a"), Some("b"), Some("a"), Some("b"), Some("c")];
-    let columns = vec![
-        column("k", "STRING", strs(&keys)),
-        column(
-            "ts",
-            "TIMESTAMP_LTZ(3)",
-            millis
-                .iter()
-                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
-                .collect(),
-        ),
-    ];
+    let columns = events(&["a", "b", "a", "b", "c"], &[1000, 2000, 3000, 2500, 6000]);
     // One batch; the watermark (max so far) moves before rows 1, 2 and 3 and after the
     // batch: every move releases the row it passed, under the watermark before the move,
     // then fires the timers it made due. The row at 2.5 s is late (the watermark is 3 s).
@@ -219,23 +217,16 @@ impl Chained {
         #[argument(set_semantic_table, require_on_time)] input: Row,
         out: &mut Collector<String>,
     ) {
-        let key = input.field("k").and_then(Value::as_str).unwrap_or("");
-        let mut time = ctx.time_context();
-        let at = time.time_millis().expect("on_time");
-        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
-        out.collect(format!("row {key}@{at} under {watermark:?}"));
-        time.register_on_time_millis("t", at + 100);
+        trace_row(ctx, &input, out, 100);
     }
 
     fn on_timer(&self, ctx: &mut OnTimerContext, out: &mut Collector<String>) {
         let named = ctx.current_timer().is_some();
-        let mut time = ctx.time_context();
-        let at = time.time_millis().unwrap_or(-1);
-        let watermark = time.current_watermark().map(|w| w.timestamp_millis());
+        let (at, watermark) = timer_time(ctx);
         let name = if named { "t" } else { "u" };
         out.collect(format!("timer {name}@{at} under {watermark:?}"));
         if named {
-            time.register_on_time_unnamed(
+            ctx.time_context().register_on_time_unnamed(
                 chrono::DateTime::from_timestamp_millis(at + 100).expect("in range"),
             );
         }
@@ -244,19 +235,10 @@ impl Chained {
 
 #[tokio::test]
 async fn each_advance_fires_its_timers_even_when_it_releases_no_row() {
-    let millis = [1000, 1600, 1700, 1750, 2500, 2600];
-    let keys = ["x", "y", "z", "w", "v", "s"].map(Some);
-    let columns = vec![
-        column("k", "STRING", strs(&keys)),
-        column(
-            "ts",
-            "TIMESTAMP_LTZ(3)",
-            millis
-                .iter()
-                .map(|m| Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(*m).unwrap()))
-                .collect(),
-        ),
-    ];
+    let columns = events(
+        &["x", "y", "z", "w", "v", "s"],
+        &[1000, 1600, 1700, 1750, 2500, 2600],
+    );
     // Watermark max - 500 ms, one batch. Before the rows: 500 (releases nothing), 1100
     // (x), 1200 and 1250 (nothing), 2000 (y, z, w, key by key); 2100 after the batch; the
     // rest at the end. x's `t` fires at 1100; the `u` it registers fires at the next

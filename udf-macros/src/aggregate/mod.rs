@@ -331,14 +331,12 @@ fn parse(
                 ),
             }
         } else {
-            for name in [attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT] {
-                for misplaced in attr::take(&mut method.attrs, name) {
-                    cx.error_spanned_by(
-                        misplaced,
-                        format!("#[{name}] is only allowed on `accumulate`/`retract` methods (and #[data_type] on the result method)"),
-                    );
-                }
-            }
+            attr::reject(
+                &mut method.attrs,
+                &[attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT],
+                "`accumulate`/`retract` methods (and #[data_type] on the result method)",
+                cx,
+            );
         }
     }
 

@@ -231,14 +231,12 @@ fn from_impl(
             ));
             continue;
         }
-        for name in [attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT] {
-            for misplaced in attr::take(&mut method.attrs, name) {
-                cx.error_spanned_by(
-                    misplaced,
-                    format!("#[{name}] is only allowed on evaluation methods (named `eval` or `eval_...`)"),
-                );
-            }
-        }
+        attr::reject(
+            &mut method.attrs,
+            &[attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT],
+            "evaluation methods (named `eval` or `eval_...`)",
+            &cx,
+        );
         match name.as_str() {
             "open" | "close" => match lifecycle_method(&method.sig, &cx) {
                 Lifecycle::Open(ident) => def.open = Some(ident),

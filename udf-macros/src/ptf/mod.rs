@@ -154,14 +154,12 @@ fn from_impl(mut block: syn::ItemImpl, options: FunctionOptions, cx: Ctxt) -> To
             ));
             continue;
         }
-        for name in [attr::DATA_TYPE, attr::ARGUMENT, attr::STATE] {
-            for misplaced in attr::take(&mut method.attrs, name) {
-                cx.error_spanned_by(
-                    misplaced,
-                    format!("#[{name}] is only allowed on `eval` and its parameters"),
-                );
-            }
-        }
+        attr::reject(
+            &mut method.attrs,
+            &[attr::DATA_TYPE, attr::ARGUMENT, attr::STATE],
+            "`eval` and its parameters",
+            &cx,
+        );
         match name.as_str() {
             "open" | "close" => match lifecycle_method(&method.sig, &cx) {
                 Lifecycle::Open(ident) => open = Some(ident),

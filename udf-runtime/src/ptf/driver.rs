@@ -25,7 +25,7 @@ use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
 use super::keys::KeyTable;
-use super::output::{Emitted, Origins};
+use super::output::{CallOutput, Origins};
 use super::router::{Inbox, Routed};
 use super::sort_buffer::SortBuffer;
 use super::timers::TimerService;
@@ -404,41 +404,40 @@ impl Driver {
             return Ok(());
         }
         let watermarks: Vec<i64> = advances.iter().map(|(_, after)| *after).collect();
+        // The advances whose timers have fired, or fire inside the call.
+        let mut fired_through = 0;
         let released = self
             .sorter
             .as_mut()
             .expect("ordered")
             .release(&watermarks)?;
-        let Some(released) = released else {
-            for watermark in watermarks {
-                self.fire_at(watermark, now)?;
+        if let Some(released) = released {
+            // One call for all the rows: a row under the watermark before the advance that
+            // passed it; where advances without rows lie between two rows' advances, the
+            // timers fire at each of them there (after the rows of the advance before, as if
+            // each advance were on its own).
+            let under: Vec<Option<i64>> =
+                released.advances.iter().map(|&a| advances[a].0).collect();
+            let mut firings: Vec<(usize, i64)> = Vec::new();
+            for (row, &advance) in released.advances.iter().enumerate() {
+                if advance > fired_through {
+                    // Rows of `advance` are under its previous watermark, which fires
+                    // before them.
+                    firings.extend((fired_through..advance - 1).map(|h| (row, watermarks[h])));
+                    fired_through = advance;
+                }
             }
-            return Ok(());
-        };
-        // One call for all the rows: a row under the watermark before the advance that
-        // passed it; where advances without rows lie between two rows' advances, the timers
-        // fire at each of them there (after the rows of the advance before, as if each
-        // advance were on its own); the timers of the advances after the last rows fire after
-        // the call.
-        let under: Vec<Option<i64>> = released.advances.iter().map(|&a| advances[a].0).collect();
-        let mut firings: Vec<(usize, i64)> = Vec::new();
-        let mut fired_through = 0;
-        for (row, &advance) in released.advances.iter().enumerate() {
-            if advance > fired_through {
-                // Rows of `advance` are under its previous watermark, which fires before them.
-                firings.extend((fired_through..advance - 1).map(|h| (row, watermarks[h])));
-                fired_through = advance;
-            }
+            let moves = under.first() != under.last();
+            self.push(
+                &released.batch,
+                Some(&released.times),
+                under[0],
+                moves.then_some(&under[..]),
+                &firings,
+                now,
+            )?;
         }
-        let moves = under.first() != under.last();
-        self.push(
-            &released.batch,
-            Some(&released.times),
-            under[0],
-            moves.then_some(&under[..]),
-            &firings,
-            now,
-        )?;
+        // The advances after the last rows (or all, without rows) fire after the call.
         for &watermark in &watermarks[fired_through..] {
             self.fire_at(watermark, now)?;
         }
@@ -465,7 +464,7 @@ impl Driver {
         }
         let mut fired = std::mem::take(&mut self.fired);
         fired.clear();
-        let mut emitted = Emitted::default();
+        let mut emitted = CallOutput::default();
         let mut released = Vec::new();
         let mut call = TimerCall {
             watermark,
@@ -526,7 +525,7 @@ impl Driver {
     /// (with `prefix` and `suffix`), the others `fired` timers.
     fn emit(
         &mut self,
-        emitted: Emitted,
+        emitted: CallOutput,
         rows: usize,
         prefix: &[ArrayRef],
         suffix: &[ArrayRef],
@@ -620,7 +619,7 @@ impl Driver {
             .filter(|_| self.call.on_time)
             .map(|t| batch.column(t.column).clone())
             .collect();
-        let mut emitted = Emitted::default();
+        let mut emitted = CallOutput::default();
         let mut released = Vec::new();
         let mut fired = std::mem::take(&mut self.fired);
         fired.clear();

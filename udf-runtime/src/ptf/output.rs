@@ -12,12 +12,12 @@ use udf_core::{Error, RowSink};
 /// What a call emitted, kept as it came until the call returns (rows emitted by timers
 /// are assembled with what the timers fired, known only then).
 #[derive(Default)]
-pub struct Emitted {
+pub struct CallOutput {
     /// The function's rows, a column per chunk, and each row's owner.
     pub chunks: Vec<(ArrayRef, Vec<usize>)>,
 }
 
-impl RowSink for Emitted {
+impl RowSink for CallOutput {
     fn accept(&mut self, rows: ArrayRef, owners: Vec<usize>) -> Result<(), Error> {
         self.chunks.push((rows, owners));
         Ok(())
@@ -47,14 +47,7 @@ impl Origins<'_> {
         row_is_struct: bool,
         schema: &SchemaRef,
     ) -> Result<RecordBatch> {
-        let gather = if self.fired == 0 {
-            // No timer fired: every row is an input row's.
-            Gather::Input(UInt32Array::from_iter_values(
-                owners.iter().map(|&o| o as u32),
-            ))
-        } else {
-            Gather::new(owners, self.rows)
-        };
+        let gather = Gather::new(owners, self.rows, self.fired);
         let mut columns = gather.columns(self.prefix, self.timer_prefix)?;
         if row_is_struct {
             columns.extend(rows.as_struct().columns().iter().cloned());
@@ -75,8 +68,13 @@ enum Gather {
 }
 
 impl Gather {
-    fn new(owners: &[usize], rows: usize) -> Gather {
-        let from_input = owners.iter().filter(|&&o| o < rows).count();
+    fn new(owners: &[usize], rows: usize, fired: usize) -> Gather {
+        // Without fired timers every row is an input row's: no need to look.
+        let from_input = if fired == 0 {
+            owners.len()
+        } else {
+            owners.iter().filter(|&&o| o < rows).count()
+        };
         if from_input == owners.len() {
             Gather::Input(UInt32Array::from_iter_values(
                 owners.iter().map(|&o| o as u32),

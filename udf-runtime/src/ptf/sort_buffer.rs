@@ -5,6 +5,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, UInt32Array};
+use datafusion::arrow::buffer::ScalarBuffer;
 use datafusion::arrow::compute::{SortOptions, interleave_record_batch, take, take_record_batch};
 use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::arrow::row::{RowConverter, Rows, SortField};
@@ -17,7 +18,7 @@ struct Chunk {
     order: Rows,
     /// The rows by time (arrival order among equal times), and their times.
     by_time: Vec<u32>,
-    times: Vec<i64>,
+    times: ScalarBuffer<i64>,
     /// How many of `by_time` have left.
     released: usize,
 }
@@ -94,18 +95,26 @@ impl SortBuffer {
         } else {
             take_record_batch(batch, &indices)?
         };
-        let picked_times: Vec<i64> = rows.iter().map(|&r| times[r as usize]).collect();
+        let picked_times = Int64Array::from_iter_values(rows.iter().map(|&r| times[r as usize]))
+            .into_parts()
+            .1;
         let mut columns = keys.iter().map(pick).collect::<Result<Vec<_>>>()?;
-        columns.push(std::sync::Arc::new(Int64Array::from(picked_times.clone())));
+        columns.push(std::sync::Arc::new(Int64Array::new(
+            picked_times.clone(),
+            None,
+        )));
         for tie in ties {
             columns.push(pick(tie)?);
         }
         let order = self.converter.convert_columns(&columns)?;
         let mut by_time: Vec<u32> = (0..rows.len() as u32).collect();
-        if !picked_times.is_sorted() {
+        // A batch of an in-order input keeps its times as they are.
+        let times = if picked_times.is_sorted() {
+            picked_times
+        } else {
             by_time.sort_by_key(|&row| picked_times[row as usize]);
-        }
-        let times: Vec<i64> = by_time.iter().map(|&r| picked_times[r as usize]).collect();
+            by_time.iter().map(|&r| picked_times[r as usize]).collect()
+        };
         let number = self.chunks.len() as u32;
         self.queue.push(Reverse((times[0], number)));
         self.waiting += rows.len();
