@@ -3,28 +3,30 @@
 //! A [`Session`] is an embedded SQL engine: register functions written with `udf-core`'s
 //! macros, then query tables, Parquet/CSV/JSON files or in-memory batches with SQL or the
 //! DataFrame API. No server is involved.
+//!
+//! The modules follow the architecture (`docs/architecture.md`): `session` is what an
+//! application holds, `plan` turns SQL into plans, `functions` adapts scalar and aggregate
+//! functions to DataFusion, `ops` holds the operators DataFusion lacks (one folder each, with
+//! its logical node, exec and binding), and `streaming` the event-time machinery and the
+//! keyed state of stateful operators.
 
-mod arguments;
-mod catalog;
-mod dataframe;
-mod errors;
-mod feed;
-mod ptf;
-mod resolve;
+mod functions;
+mod ops;
+mod plan;
 mod session;
-mod sql;
-mod table_aggregate;
+mod streaming;
 
-pub use catalog::FunctionInfo;
-pub use dataframe::{
-    FlatAggregate, GroupedDataFrame, JoinLateral, PartitionedDataFrame, Process, ProcessTableCall,
-};
-pub use feed::Feed;
-pub use ptf::time::WatermarkEmission;
+#[cfg(test)]
+mod layout_tests;
+
+pub use ops::lateral::{JoinLateral, TableFunctionCall};
+pub use ops::ptf::{PartitionedDataFrame, Process, ProcessTableCall};
+pub use ops::table_aggregate::{FlatAggregate, GroupedDataFrame, TableAggregateCall};
 pub use session::Session;
-pub use sql::config::JobParameters;
-pub use sql::lateral::TableFunctionCall;
-pub use sql::table_aggregate::TableAggregateCall;
+pub use session::catalog::FunctionInfo;
+pub use session::feed::Feed;
+pub use session::job_parameters::JobParameters;
+pub use streaming::event_time::WatermarkEmission;
 
 /// DataFusion, as this crate uses it.
 pub use datafusion;

@@ -1,4 +1,4 @@
-//! GROUP BY (rules 14, 16): one accumulator per group; two-phase aggregation over several
+//! GROUP BY (rules 14, 16 of docs/semantics.md): one accumulator per group; two-phase aggregation over several
 //! partitions gives the one-phase result; FILTER; NULL arguments skip the row.
 
 use udf_core::Value;

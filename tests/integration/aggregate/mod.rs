@@ -1,4 +1,4 @@
-//! Aggregate functions: SEMANTICS rules 14–16, capabilities, seed examples.
+//! Aggregate functions: rules 14–16 of docs/semantics.md, capabilities, seed examples.
 
 mod capabilities;
 mod distinct;

@@ -1,4 +1,4 @@
-//! OVER windows (rule 15): unbounded frames accumulate only; bounded frames retract rows
+//! OVER windows (rule 15 of docs/semantics.md): unbounded frames accumulate only; bounded frames retract rows
 //! leaving the frame.
 
 use udf_core::Value;

@@ -1,4 +1,4 @@
-//! Async scalar and async table functions (SEMANTICS rules 8–10): results in input order,
+//! Async scalar and async table functions (rules 8–10 of docs/semantics.md): results in input order,
 //! bounded concurrency, timeouts and retries configured with Flink's options.
 
 mod options;

@@ -54,7 +54,7 @@ async fn scalar_null_handling() {
 
 /// Flink only accepts NOT NULL arguments for primitive parameters (hence the COALESCE in the
 /// case). Here a parameter without `Option` makes the function strict instead (SEMANTICS
-/// rule 2): a NULL argument gives NULL and the function is not called for that row.
+/// rule 2 of docs/semantics.md): a NULL argument gives NULL and the function is not called for that row.
 #[tokio::test]
 async fn primitive_parameters_are_strict_instead_of_rejected() {
     let case = load("scalar_null_handling");

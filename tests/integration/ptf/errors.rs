@@ -45,7 +45,9 @@ async fn unknown_argument_names_are_listed() {
     )
     .await;
     assert!(
-        message.contains("`counter` has no argument named `limit`; its arguments are input, and every PTF takes `uid`"),
+        message.contains(
+            "`counter` has no argument named `limit`; its arguments are: input, uid, on_time"
+        ),
         "{message}"
     );
 }

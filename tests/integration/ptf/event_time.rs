@@ -1,4 +1,4 @@
-//! Event time (rules 25, 30): `on_time => DESCRIPTOR(ts)` over a table with a declared
+//! Event time (rules 25, 30 of docs/semantics.md): `on_time => DESCRIPTOR(ts)` over a table with a declared
 //! watermark, `rowtime` in the output, `time()` and `current_watermark()` in `eval`, and
 //! watermarks combined over input partitions.
 
@@ -45,7 +45,7 @@ async fn rows_see_their_time_and_the_watermark_before_them() {
     let sql = "SELECT k, t, wm, CAST(rowtime AS BIGINT) AS r \
                FROM Clock(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
     // The watermark after each row is max(ts seen) - 500 ms; the row at 3000 is late and
-    // still reaches eval (rule 30). `rowtime` is the row's time.
+    // still reaches eval (rule 30 of docs/semantics.md). `rowtime` is the row's time.
     assert_eq!(
         rows(&session, sql).await,
         vec![

@@ -1,4 +1,4 @@
-//! Process table functions (SEMANTICS rules 18–24): the PTF call syntax, row and set
+//! Process table functions (rules 18–24 of docs/semantics.md): the PTF call syntax, row and set
 //! semantics, typed keyed state, the DataFrame API and plans.
 
 mod dataframe;
@@ -33,7 +33,7 @@ pub fn events() -> Vec<Column> {
     ]
 }
 
-/// A session with one processor, so output follows the input order (rule 32).
+/// A session with one processor, so output follows the input order (rule 32 of docs/semantics.md).
 pub fn one_processor(table: &str, columns: &[Column]) -> Session {
     session_with_partitions(table, columns, 1)
 }

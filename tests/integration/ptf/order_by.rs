@@ -1,4 +1,4 @@
-//! ORDER BY on a set-semantics table (rules 30, 31): rows reach `eval` in time order (more
+//! ORDER BY on a set-semantics table (rules 30, 31 of docs/semantics.md): rows reach `eval` in time order (more
 //! columns break ties) once the watermark passes them; late rows are dropped and counted.
 //! Without ORDER BY late rows reach `eval`.
 

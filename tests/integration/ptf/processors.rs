@@ -1,4 +1,4 @@
-//! Virtual processors (rule 19): rows with equal keys reach the same processor, whatever
+//! Virtual processors (rule 19 of docs/semantics.md): rows with equal keys reach the same processor, whatever
 //! the number of processors; each processor keeps the input order.
 
 use udf_core::Value;

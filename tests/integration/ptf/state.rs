@@ -1,4 +1,4 @@
-//! Keyed state (rules 22–24): value state read before and written after each call only if
+//! Keyed state (rules 22–24 of docs/semantics.md): value state read before and written after each call only if
 //! it changed, the initial value stored as absent, clears applied after the call, TTL on a
 //! processing-time clock (injected here), list and map entries expiring one by one.
 

@@ -1,4 +1,4 @@
-//! Timers (rules 26–29): firing order, named and unnamed timers, timers in the past, timers
+//! Timers (rules 26–29 of docs/semantics.md): firing order, named and unnamed timers, timers in the past, timers
 //! registered from `on_timer`, the end of input, and the TimerFunction example.
 
 use std::time::Duration;
@@ -88,7 +88,7 @@ async fn named_timers_replace_unnamed_ones_dedupe_and_clears_delete() {
         "SELECT k, \"EXPR$0\", CAST(rowtime AS BIGINT) FROM Ops(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
     )
     .await;
-    // At the end of input every pending timer fires once, in time order (rule 29); `t` of
+    // At the end of input every pending timer fires once, in time order (rule 29 of docs/semantics.md); `t` of
     // a was replaced and then cleared, b's timers were all cleared, the duplicate unnamed
     // timer of a exists once.
     assert_eq!(
@@ -146,7 +146,7 @@ async fn past_timers_fire_at_the_next_advance_before_later_rows() {
     .await;
     // `p` (10 s, registered under no watermark) fires when the watermark reaches 20 s,
     // before row b; `p2`, registered from on_timer at 10 s, waits for the next advance
-    // (21 s) and fires before row c (rules 26, 28). A timer's row carries its key and its
+    // (21 s) and fires before row c (rules 26, 28 of docs/semantics.md). A timer's row carries its key and its
     // time.
     assert_eq!(
         out,

@@ -1,4 +1,4 @@
-//! Scalar functions in SQL and DataFrames: SEMANTICS rules 1–7, the catalog, type mappings.
+//! Scalar functions in SQL and DataFrames: rules 1–7 of docs/semantics.md, the catalog, type mappings.
 
 mod catalog;
 mod dataframe;

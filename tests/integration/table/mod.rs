@@ -1,4 +1,4 @@
-//! Table functions (SEMANTICS rules 11–13): LATERAL joins in SQL and the DataFrame API.
+//! Table functions (rules 11–13 of docs/semantics.md): LATERAL joins in SQL and the DataFrame API.
 
 mod batches;
 mod errors;

@@ -1,4 +1,4 @@
-//! Table aggregates (rule 17): final results per group, changelogs, the DataFrame API.
+//! Table aggregates (rule 17 of docs/semantics.md): final results per group, changelogs, the DataFrame API.
 
 use udf_core::Value;
 use udf_core::arrow::array::RecordBatch;

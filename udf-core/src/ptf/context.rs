@@ -193,7 +193,7 @@ impl TimeContext<'_, '_> {
     }
 
     /// The processor's current watermark: the minimum over its inputs, `None` until every
-    /// input has reported one (rule 25).
+    /// input has reported one (rule 25 of docs/semantics.md).
     pub fn current_watermark(&self) -> Option<DateTime<Utc>> {
         self.context
             .watermark
@@ -209,7 +209,7 @@ impl TimeContext<'_, '_> {
 
     /// Registers the timer `name` at `time`, replacing the key's timer of that name. It
     /// fires once the watermark reaches `time`; a time at or before the watermark fires at
-    /// the next advance (rules 26–28).
+    /// the next advance (rules 26–28 of docs/semantics.md).
     pub fn register_on_time(&mut self, name: &str, time: DateTime<Utc>) {
         self.register_on_time_millis(name, time.timestamp_millis());
     }

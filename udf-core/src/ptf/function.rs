@@ -84,7 +84,7 @@ pub struct ProcessCall<'a> {
     /// between them).
     pub watermark: Option<i64>,
     /// The processor's watermark while each row is processed, when it moves between rows:
-    /// timers it makes due fire before the row (rule 26).
+    /// timers it makes due fire before the row (rule 26 of docs/semantics.md).
     pub watermarks: Option<&'a [Option<i64>]>,
     /// More watermarks timers fire at before a row, in order, besides the row's own: the
     /// watermark moved more than once between two rows (ORDER BY releases rows advance by

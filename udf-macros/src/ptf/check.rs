@@ -78,7 +78,7 @@ pub fn check(def: &PtfDef, cx: &Ctxt) {
 }
 
 /// `on_timer` needs a set-semantics table, declares `eval`'s state entries in the same order
-/// (rule 21) and emits `eval`'s row type.
+/// (rule 21 of docs/semantics.md) and emits `eval`'s row type.
 fn check_on_timer(def: &PtfDef, timer: &PtfEval, set_semantics: bool, cx: &Ctxt) {
     let eval = &def.eval;
     if !set_semantics {

@@ -224,7 +224,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
             &emitted_type(row),
         )
     });
-    // Timers the watermark made due fire before the row (rule 26).
+    // Timers the watermark made due fire before the row (rule 26 of docs/semantics.md).
     let fire_before_row = match &def.on_timer {
         Some(timer) => {
             let fire = fire_loop(timer, &fields, &load, &write_back, quote!(call.rows));

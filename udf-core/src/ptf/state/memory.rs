@@ -5,7 +5,7 @@ use super::views::KeyedView;
 use super::{StateValue, ValueStates, ViewStates};
 use crate::spec::StateSpec;
 
-/// Value state: read before each call, written after it only if it changed (rule 22).
+/// Value state: read before each call, written after it only if it changed (rule 22 of docs/semantics.md).
 pub struct ValueStore<T> {
     slots: Vec<Option<Stamped<T>>>,
     initial: T,

@@ -7,8 +7,8 @@
 //! fills (state types are `Serialize + DeserializeOwned` for it). The one backend today keeps
 //! values typed in memory (`memory.rs`), with no serialization on access.
 //!
-//! TTL (rule 24): an entry written at `t` is gone from `t + ttl` on (processing time); reading
-//! it does not extend its life. Lists and maps expire entry by entry (rule 23).
+//! TTL (rule 24 of docs/semantics.md): an entry written at `t` is gone from `t + ttl` on (processing time); reading
+//! it does not extend its life. Lists and maps expire entry by entry (rule 23 of docs/semantics.md).
 
 mod memory;
 mod ttl;

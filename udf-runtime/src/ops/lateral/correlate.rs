@@ -1,0 +1,230 @@
+//! The join of one partition's input batches with the rows the function emits for them:
+//! in input order, in batches of the batch size, NULL rows for LEFT joins.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array, new_null_array};
+use datafusion::arrow::compute::{BatchCoalescer, take};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::PhysicalExpr;
+use futures::FutureExt;
+use udf_core::{ArgColumn, AsyncCall, AsyncOptions, RowSink, TableCall};
+
+use super::call::ResolvedCall;
+use super::instance::{Callable, Instance};
+use super::node::LateralJoin;
+use crate::functions::binding;
+
+pub(super) struct Correlate {
+    pub(super) instance: Instance,
+    /// `table.exec.async-table.*`, for async functions.
+    pub(super) options: AsyncOptions,
+    pub(super) args: Vec<Arc<dyn PhysicalExpr>>,
+    pub(super) call: ResolvedCall,
+    pub(super) join: LateralJoin,
+    pub(super) schema: SchemaRef,
+    pub(super) batch_size: usize,
+    pub(super) coalescer: BatchCoalescer,
+    /// Output batches not yet handed on.
+    pub(super) ready: VecDeque<RecordBatch>,
+}
+
+impl Correlate {
+    /// Calls the function for every row of `batch` and joins the rows to what they emitted.
+    pub(super) async fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let args = self
+            .args
+            .iter()
+            .map(|expr| match expr.evaluate(batch)? {
+                ColumnarValue::Array(array) => Ok(ArgColumn::array(array)),
+                ColumnarValue::Scalar(value) => Ok(ArgColumn::scalar(value.to_array_of_size(1)?)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut sink = JoinSink {
+            batch,
+            join: self.join,
+            row_is_struct: self.call.row_is_struct(),
+            schema: &self.schema,
+            next_row: 0,
+            joined: Vec::new(),
+        };
+        let (name, spec, signature) = (
+            &self.call.call.name,
+            &self.call.call.spec,
+            self.call.signature,
+        );
+        match self.instance.callable() {
+            Callable::Sync(function) => {
+                let mut call = TableCall {
+                    signature,
+                    args: &args,
+                    rows,
+                    output: &self.call.row_type,
+                    row: 0,
+                    chunk: self.batch_size,
+                    sink: &mut sink,
+                };
+                let outcome = catch_unwind(AssertUnwindSafe(|| function.invoke(&mut call)));
+                let row = call.row;
+                let message = match outcome {
+                    Ok(Ok(())) => None,
+                    Ok(Err(error)) => Some(format!("failed: {error}")),
+                    Err(panic) => Some(format!("panicked: {}", binding::panic_message(&panic))),
+                };
+                if let Some(message) = message {
+                    let values = binding::describe_row(spec, signature, &args, row);
+                    return exec_err!(
+                        "table function `{name}` {message} (row {row} of the batch, arguments: {values})"
+                    );
+                }
+            }
+            Callable::Async(function) => {
+                let call = AsyncCall {
+                    signature,
+                    args: &args,
+                    rows,
+                    output: &self.call.row_type,
+                    options: self.options,
+                };
+                let outcome = AssertUnwindSafe(function.invoke(call, self.batch_size, &mut sink))
+                    .catch_unwind()
+                    .await;
+                match outcome {
+                    Ok(Ok(())) => {}
+                    Ok(Err(failure)) => {
+                        let error = binding::async_failure(name, spec, signature, &args, failure);
+                        return Err(error);
+                    }
+                    Err(panic) => {
+                        return exec_err!(
+                            "table function `{name}` panicked: {}",
+                            binding::panic_message(&panic)
+                        );
+                    }
+                }
+            }
+        }
+        sink.finish()
+            .map_err(|e| DataFusionError::Execution(e.to_string()))?;
+        for joined in std::mem::take(&mut sink.joined) {
+            self.emit(joined)?;
+        }
+        Ok(())
+    }
+
+    /// Batches of exactly the batch size pass through; others are gathered until one is full.
+    fn emit(&mut self, batch: RecordBatch) -> Result<()> {
+        if batch.num_rows() == self.batch_size && self.coalescer.is_empty() {
+            self.ready.push_back(batch);
+        } else {
+            self.coalescer.push_batch(batch)?;
+            while let Some(batch) = self.coalescer.next_completed_batch() {
+                self.ready.push_back(batch);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands on what is gathered (the end of input).
+    pub(super) fn finish(&mut self) -> Result<()> {
+        self.coalescer.finish_buffered_batch()?;
+        while let Some(batch) = self.coalescer.next_completed_batch() {
+            self.ready.push_back(batch);
+        }
+        Ok(())
+    }
+}
+
+/// Joins each chunk of emitted rows to the input rows that emitted them. For a LEFT join,
+/// input rows that emitted nothing get one row with NULL function columns, in input order.
+struct JoinSink<'a> {
+    batch: &'a RecordBatch,
+    join: LateralJoin,
+    row_is_struct: bool,
+    schema: &'a SchemaRef,
+    /// The first input row not yet joined (LEFT joins).
+    next_row: usize,
+    joined: Vec<RecordBatch>,
+}
+
+impl JoinSink<'_> {
+    fn function_columns(&self, rows: &ArrayRef) -> Vec<ArrayRef> {
+        if self.row_is_struct {
+            rows.as_struct().columns().to_vec()
+        } else {
+            vec![rows.clone()]
+        }
+    }
+
+    fn assemble(
+        &mut self,
+        input_rows: &UInt32Array,
+        function: Vec<ArrayRef>,
+    ) -> Result<(), udf_core::Error> {
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for column in self.batch.columns() {
+            columns.push(take(column.as_ref(), input_rows, None)?);
+        }
+        columns.extend(function);
+        self.joined
+            .push(RecordBatch::try_new(self.schema.clone(), columns)?);
+        Ok(())
+    }
+
+    /// Input rows from `next_row` on that emitted nothing, with NULL function columns.
+    fn finish(&mut self) -> Result<(), udf_core::Error> {
+        let rows = self.batch.num_rows();
+        if self.join == LateralJoin::Inner || self.next_row >= rows {
+            return Ok(());
+        }
+        let input_rows = UInt32Array::from_iter_values(self.next_row as u32..rows as u32);
+        let width = self.batch.num_columns();
+        let function = self.schema.fields()[width..]
+            .iter()
+            .map(|f| new_null_array(f.data_type(), input_rows.len()))
+            .collect();
+        self.next_row = rows;
+        self.assemble(&input_rows, function)
+    }
+}
+
+impl RowSink for JoinSink<'_> {
+    fn accept(&mut self, rows: ArrayRef, owners: Vec<usize>) -> Result<(), udf_core::Error> {
+        let function = self.function_columns(&rows);
+        match self.join {
+            LateralJoin::Inner => {
+                let input_rows = UInt32Array::from_iter_values(owners.iter().map(|&o| o as u32));
+                self.assemble(&input_rows, function)
+            }
+            LateralJoin::Left => {
+                let mut input_rows = Vec::with_capacity(owners.len());
+                let mut emitted = Vec::with_capacity(owners.len());
+                for (index, &owner) in owners.iter().enumerate() {
+                    // Rows skipped since the last owner emitted nothing.
+                    while self.next_row < owner {
+                        input_rows.push(self.next_row as u32);
+                        emitted.push(None);
+                        self.next_row += 1;
+                    }
+                    self.next_row = self.next_row.max(owner + 1);
+                    input_rows.push(owner as u32);
+                    emitted.push(Some(index as u32));
+                }
+                let emitted = UInt32Array::from(emitted);
+                let function = function
+                    .iter()
+                    .map(|column| take(column.as_ref(), &emitted, None))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.assemble(&UInt32Array::from(input_rows), function)
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The operators DataFusion has no concept of, one folder each with its call, logical node,
+//! exec, SQL binding and DataFrame method: lateral table-function joins, table aggregates,
+//! and process table functions.
+
+pub mod lateral;
+pub mod ptf;
+pub mod table_aggregate;

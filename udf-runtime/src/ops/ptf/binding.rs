@@ -1,0 +1,621 @@
+//! Binding a PTF call in FROM to its signature:
+//!
+//! ```sql
+//! SELECT * FROM Counter(input => TABLE t PARTITION BY k, threshold => 5, uid => 'counter')
+//! SELECT * FROM Counter(TABLE (SELECT k, v FROM t) PARTITION BY (k, v), 5)
+//! SELECT * FROM AdditionFunction(1, 2)
+//! ```
+//!
+//! Arguments are matched to parameters as every call's are (`functions/arguments.rs`); every
+//! PTF also takes `uid` and `on_time`. Scalar arguments must be constant; they are evaluated and cast here, once.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::Schema;
+use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use datafusion::common::{Column, DFSchema, Result, ScalarValue, plan_datafusion_err, plan_err};
+use datafusion::execution::context::ExecutionProps;
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::logical_expr::planner::RelationPlannerContext;
+use datafusion::logical_expr::{EmptyRelation, Expr, ExprSchemable, Extension, LogicalPlan, cast};
+use datafusion::physical_expr::create_physical_expr;
+use datafusion::sql::sqlparser::ast::{
+    Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, TableFactor,
+};
+use udf_core::ptf::ProcessTableFunction;
+use udf_core::types::{DataType, TypeKind};
+use udf_core::{ArgSpec, ArgType, FunctionSpec, Metrics, OutputType, Semantics, TableArg};
+
+use super::call::{PtfCall, TableBinding};
+use super::node::PtfNode;
+use crate::functions::arguments;
+use crate::plan::table_argument::{Given, TableArgument, call_arguments};
+use crate::streaming::event_time::{EventTime, Watermarks};
+use crate::streaming::time_attribute;
+
+/// System arguments every PTF takes.
+const UID: &str = "uid";
+const ON_TIME: &str = "on_time";
+
+/// A PTF call to bind.
+pub struct PtfArguments<'a> {
+    pub name: &'a str,
+    pub spec: &'a Arc<FunctionSpec>,
+    pub function: &'a Arc<dyn ProcessTableFunction>,
+    /// The session's declared watermarks (for `on_time`).
+    pub watermarks: &'a Watermarks,
+    pub metrics: &'a Metrics,
+}
+
+impl PtfArguments<'_> {
+    /// The plan of the call: its node over the table argument (or over one empty row).
+    pub fn plan(
+        &self,
+        args: &[FunctionArg],
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<LogicalPlan> {
+        let name = self.name;
+        let signature = &self.spec.signatures[0];
+        let declared = &signature.args;
+        let matched =
+            arguments::match_names(name, declared, &[UID, ON_TIME], call_arguments(name, args)?)
+                .map_err(|e| plan_datafusion_err!("{e}"))?;
+        let (mut uid, mut on_time) = (None, None);
+        for (index, given) in matched.extra {
+            match index {
+                0 => uid = Some(self.uid(given, context)?),
+                _ => on_time = Some(descriptor(name, given)?),
+            }
+        }
+        let bound = matched.params;
+
+        let mut scalars = Vec::new();
+        let mut table = None;
+        let mut input = None;
+        for (spec, given) in declared.iter().zip(bound) {
+            match (&spec.ty, given) {
+                (ArgType::Table(traits), Some(Given::Table(argument))) => {
+                    let (plan, binding) = self.bind_table(spec, traits, argument, context)?;
+                    input = Some(plan);
+                    table = Some(binding);
+                }
+                (ArgType::Table(_), Some(Given::Value(value))) => {
+                    return plan_err!(
+                        "argument `{}` of `{name}` is a table: pass `TABLE t` (with PARTITION BY for set semantics), not `{value}`",
+                        spec.name
+                    );
+                }
+                (ArgType::Table(_), None) => {
+                    return plan_err!(
+                        "`{name}` needs its table argument `{}`: `{name}({} => TABLE t ...)`",
+                        spec.name,
+                        spec.name
+                    );
+                }
+                (_, Some(Given::Table(_))) => {
+                    return plan_err!(
+                        "argument `{}` of `{name}` is a scalar value, not a table",
+                        spec.name
+                    );
+                }
+                (_, Some(Given::Value(value))) => {
+                    scalars.push(self.constant(spec, *value, context)?);
+                }
+                (_, None) if spec.optional => scalars.push(null_of(spec)?),
+                (_, None) => {
+                    return plan_err!(
+                        "`{name}` needs argument `{}`; its signature: {}",
+                        spec.name,
+                        signature.display(name)
+                    );
+                }
+            }
+        }
+
+        let (event_time, on_time) = self.event_time(on_time, table.as_ref(), input.as_ref())?;
+        self.build(input, table, scalars, uid, event_time, on_time)
+    }
+
+    /// The event time of the call: the column of `on_time` (or, without it, the first
+    /// ORDER BY column of the table) and its declared watermark; whether `on_time` was
+    /// given. An error if the function requires `on_time` and the call names none.
+    pub fn event_time(
+        &self,
+        on_time: Option<String>,
+        table: Option<&TableBinding>,
+        input: Option<&LogicalPlan>,
+    ) -> Result<(Option<EventTime>, bool)> {
+        let name = self.name;
+        let declared = self.spec.table_args().next();
+        let order_by = table.and_then(|t| t.order_by.first()).map(|(c, _, _)| *c);
+        if on_time.is_none()
+            && let Some((_, arg, traits)) = declared
+            && traits.require_on_time
+        {
+            return plan_err!(
+                "table argument `{}` of `{name}` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`",
+                arg.name
+            );
+        }
+        if on_time.is_none() && order_by.is_none() {
+            return Ok((None, false));
+        }
+        let (Some(input), Some((_, arg, _))) = (input, declared) else {
+            return plan_err!("`{name}` takes no table, so `on_time` has nothing to refer to");
+        };
+        let schema = input.schema();
+        let index = match &on_time {
+            Some(column) => {
+                let Some(index) = schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name().eq_ignore_ascii_case(column))
+                else {
+                    return plan_err!(
+                        "`on_time` of `{name}` names `{column}`, which is not a column of table argument `{}`",
+                        arg.name
+                    );
+                };
+                if order_by.is_some_and(|first| first != index) {
+                    return plan_err!(
+                        "ORDER BY of table argument `{}` in `{name}` must start with the `on_time` column `{column}`",
+                        arg.name
+                    );
+                }
+                index
+            }
+            None => order_by.expect("checked above"),
+        };
+        let field = schema.field(index);
+        let column = field.name();
+        let what = if on_time.is_some() {
+            "`on_time`"
+        } else {
+            "the first ORDER BY column"
+        };
+        if !matches!(
+            field.data_type(),
+            ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _)
+        ) {
+            return plan_err!(
+                "{what} of `{name}` must be a TIMESTAMP or TIMESTAMP_LTZ column of precision up to 3; `{column}` is {}",
+                field.data_type()
+            );
+        }
+        // The watermark declared where the column is read from: the first table (or view)
+        // on the way down that declares one.
+        let sources = time_attribute::sources(input, index, self.watermarks);
+        let spec = sources.iter().find_map(|s| s.watermark.clone());
+        let Some(spec) = spec else {
+            let (table, source_column) = match sources.last() {
+                Some(source) => (source.table.as_str(), source.column.as_str()),
+                None => (
+                    schema
+                        .qualified_field(index)
+                        .0
+                        .map_or("<table>", |q| q.table()),
+                    column.as_str(),
+                ),
+            };
+            return plan_err!(
+                "`{column}` has no watermark, so it cannot be the time of `{name}`: declare one with `session.declare_watermark(\"{table}\", \"{source_column}\", delay)`{}",
+                if sources.is_empty() {
+                    " (a computed time column has none: compute it in a view and declare the watermark on the view)"
+                } else {
+                    ""
+                }
+            );
+        };
+        Ok((
+            Some(EventTime {
+                name: column.clone(),
+                column: index,
+                delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
+                emission: spec.emission,
+            }),
+            on_time.is_some(),
+        ))
+    }
+
+    /// A DataFrame call: `input` is the table argument, partitioned by `keys`; scalar
+    /// arguments by position, then by name.
+    pub fn bind_dataframe(
+        &self,
+        input: LogicalPlan,
+        keys: Vec<Expr>,
+        positional: Vec<Expr>,
+        named: Vec<(String, Expr)>,
+        uid: Option<String>,
+    ) -> Result<LogicalPlan> {
+        let name = self.name;
+        let signature = &self.spec.signatures[0];
+        if let Some(uid) = &uid
+            && !valid_uid(uid)
+        {
+            return plan_err!(
+                "`uid` of `{name}` must be letters, digits, `-` and `_`, not starting with a digit: `{uid}`"
+            );
+        }
+        // The DataFrame is the table argument: the values are the scalar arguments.
+        let scalar_params = signature
+            .args
+            .iter()
+            .filter(|a| !matches!(a.ty, ArgType::Table(_)));
+        let given = positional
+            .into_iter()
+            .map(|value| (None, value))
+            .chain(named.into_iter().map(|(n, value)| {
+                let name = arguments::ArgName {
+                    value: n,
+                    quoted: false,
+                };
+                (Some(name), value)
+            }))
+            .collect();
+        let bound = arguments::match_names(name, scalar_params.clone(), &[], given)
+            .map_err(|e| plan_datafusion_err!("{e}"))?;
+        let mut scalars = Vec::new();
+        for (spec, value) in scalar_params.zip(bound.params) {
+            match value {
+                Some(value) => scalars.push(self.constant_expr(spec, value)?),
+                None if spec.optional => scalars.push(null_of(spec)?),
+                None => {
+                    return plan_err!(
+                        "`{name}` needs argument `{}`; its signature: {}",
+                        spec.name,
+                        signature.display(name)
+                    );
+                }
+            }
+        }
+        let table = signature
+            .args
+            .iter()
+            .find_map(|spec| match &spec.ty {
+                ArgType::Table(traits) => Some((spec, traits)),
+                _ => None,
+            })
+            .map(|(spec, traits)| self.bind_table_plan(spec, traits, &input, keys))
+            .transpose()?;
+        if table.is_none() {
+            return plan_err!(
+                "`{name}` takes no table argument: call it in SQL, as `SELECT * FROM {name}(...)`"
+            );
+        }
+        let (event_time, on_time) = self.event_time(None, table.as_ref(), Some(&input))?;
+        self.build(Some(input), table, scalars, uid, event_time, on_time)
+    }
+
+    /// The call's node over `input` (the table argument's plan, if the function has one).
+    pub fn build(
+        &self,
+        input: Option<LogicalPlan>,
+        table: Option<TableBinding>,
+        scalars: Vec<ScalarValue>,
+        uid: Option<String>,
+        event_time: Option<EventTime>,
+        on_time: bool,
+    ) -> Result<LogicalPlan> {
+        let name = self.name;
+        let signature = &self.spec.signatures[0];
+        let OutputType::Fixed(row_type) = signature.output.clone() else {
+            return plan_err!("`{name}` has no fixed row type");
+        };
+        let input = match input {
+            Some(plan) => plan,
+            // Without a table, `eval` runs once: over one row without columns.
+            None => LogicalPlan::EmptyRelation(EmptyRelation {
+                produce_one_row: true,
+                schema: Arc::new(DFSchema::empty()),
+            }),
+        };
+        let call = PtfCall {
+            name: name.to_owned(),
+            spec: self.spec.clone(),
+            function: self.function.clone(),
+            metrics: self.metrics.clone(),
+            scalars,
+            table,
+            row_type,
+            uid,
+            event_time,
+            on_time,
+        };
+        let node = PtfNode::try_new(input, call)?;
+        Ok(LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        }))
+    }
+
+    /// `uid => 'name'`: Flink's format for state identifiers.
+    fn uid(&self, given: Given, context: &mut dyn RelationPlannerContext) -> Result<String> {
+        let name = self.name;
+        let Given::Value(value) = given else {
+            return plan_err!("`uid` of `{name}` is a string, not a table");
+        };
+        let uid_spec = ArgSpec::new(UID, ArgType::Typed(DataType::string()));
+        match self.constant(&uid_spec, *value, context)? {
+            ScalarValue::Utf8(Some(uid)) if valid_uid(&uid) => Ok(uid),
+            other => plan_err!(
+                "`uid` of `{name}` must be a string of letters, digits, `-` and `_` that does not start with a digit, not {other}"
+            ),
+        }
+    }
+
+    /// A scalar argument written in SQL: a constant expression, evaluated and cast.
+    fn constant(
+        &self,
+        spec: &ArgSpec,
+        value: SqlExpr,
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<ScalarValue> {
+        let expr = context
+            .sql_to_expr(value, &DFSchema::empty())
+            .map_err(|e| not_constant(self.name, spec, e.to_string()))?;
+        self.constant_expr(spec, expr)
+    }
+
+    /// A scalar argument: a constant expression, evaluated and cast to the parameter type.
+    pub fn constant_expr(&self, spec: &ArgSpec, expr: Expr) -> Result<ScalarValue> {
+        let name = self.name;
+        let empty = DFSchema::empty();
+        if !expr.column_refs().is_empty() || expr.is_volatile() {
+            return Err(not_constant(name, spec, format!("`{expr}` is not")));
+        }
+        let target = match &spec.ty {
+            ArgType::Typed(t) => Some(t),
+            _ => None,
+        };
+        let expr = match target {
+            Some(t) if expr.get_type(&empty)? != t.to_arrow() => cast(expr, t.to_arrow()),
+            _ => expr,
+        };
+        let physical = create_physical_expr(
+            &expr,
+            &empty,
+            &ExecutionProps::new(),
+            &PhysicalPlanningContext::default(),
+        )?;
+        let batch = RecordBatch::try_new_with_options(
+            Arc::new(Schema::empty()),
+            vec![],
+            &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(1)),
+        )?;
+        let value = match physical.evaluate(&batch)? {
+            datafusion::logical_expr::ColumnarValue::Scalar(value) => value,
+            datafusion::logical_expr::ColumnarValue::Array(array) => {
+                ScalarValue::try_from_array(&array, 0)?
+            }
+        };
+        if value.is_null() && !spec.ty.nullable() {
+            return plan_err!(
+                "argument `{}` of `{name}` is NULL, but its Rust type is not an `Option`",
+                spec.name
+            );
+        }
+        Ok(value)
+    }
+
+    /// The table argument: its plan, PARTITION BY keys and the row the function reads.
+    fn bind_table(
+        &self,
+        spec: &ArgSpec,
+        traits: &TableArg,
+        argument: TableArgument,
+        context: &mut dyn RelationPlannerContext,
+    ) -> Result<(LogicalPlan, TableBinding)> {
+        let name = self.name;
+        let arg = &spec.name;
+        let input = context.plan(TableFactor::Derived {
+            lateral: false,
+            subquery: argument.query,
+            alias: None,
+            sample: None,
+        })?;
+        let schema = input.schema().clone();
+        let keys = argument
+            .partition_by
+            .into_iter()
+            .map(|expr| context.sql_to_expr(expr, &schema))
+            .collect::<Result<Vec<_>>>()?;
+        let mut binding = self.bind_table_plan(spec, traits, &input, keys)?;
+        for (position, item) in argument.order_by.into_iter().enumerate() {
+            let shown = item.expr.to_string();
+            let descending = item.options.asc == Some(false);
+            // SQL's default: NULLs last ascending, first descending.
+            let nulls_first = item.options.nulls_first.unwrap_or(descending);
+            let index = match context.sql_to_expr(item.expr, &schema)? {
+                Expr::Column(column) => schema.index_of_column(&column)?,
+                _ => {
+                    return plan_err!(
+                        "ORDER BY of `{arg}` in `{name}` takes columns of the table, not `{shown}`"
+                    );
+                }
+            };
+            if position == 0 && descending {
+                return plan_err!(
+                    "ORDER BY of `{arg}` in `{name}` starts with its time column, ascending: `{shown}` cannot be DESC"
+                );
+            }
+            binding.order_by.push((index, descending, nulls_first));
+            binding.order_names.push(schema.field(index).name().clone());
+        }
+        if !binding.order_by.is_empty() && traits.semantics == Semantics::Row {
+            return plan_err!(
+                "table argument `{arg}` of `{name}` has row semantics: it takes no ORDER BY"
+            );
+        }
+        Ok((input, binding))
+    }
+
+    /// The table argument over `input` partitioned by `keys`: the row the function reads.
+    pub fn bind_table_plan(
+        &self,
+        spec: &ArgSpec,
+        traits: &TableArg,
+        input: &LogicalPlan,
+        keys: Vec<Expr>,
+    ) -> Result<TableBinding> {
+        let name = self.name;
+        let arg = &spec.name;
+        match traits.semantics {
+            Semantics::Row if !keys.is_empty() => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` has row semantics: each row is processed on its own, so it takes no PARTITION BY"
+                );
+            }
+            Semantics::Set if keys.is_empty() && !traits.optional_partition_by => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` has set semantics: pass it with PARTITION BY, e.g. `{arg} => TABLE t PARTITION BY k`"
+                );
+            }
+            _ => {}
+        }
+        let schema = input.schema().clone();
+        for key in &keys {
+            if !matches!(key, Expr::Column(_)) {
+                return plan_err!(
+                    "PARTITION BY of `{arg}` in `{name}` takes columns of the table, not `{key}`"
+                );
+            }
+        }
+        let key_columns: Vec<&Column> = keys
+            .iter()
+            .filter_map(|k| match k {
+                Expr::Column(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+
+        // The function's row: the table's columns as they are, or the declared type's
+        // fields matched by name and cast.
+        let (row, row_names) = match &traits.row {
+            None => {
+                let columns = schema.columns();
+                let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+                (columns.into_iter().map(Expr::Column).collect(), names)
+            }
+            Some(DataType {
+                kind: TypeKind::Row(fields),
+                ..
+            }) => {
+                let mut row = Vec::with_capacity(fields.len());
+                for field in fields {
+                    let Some((qualifier, column)) = schema
+                        .iter()
+                        .find(|(_, f)| f.name().eq_ignore_ascii_case(&field.name))
+                    else {
+                        let names: Vec<&String> =
+                            schema.fields().iter().map(|f| f.name()).collect();
+                        return plan_err!(
+                            "table argument `{arg}` of `{name}` is read as {}, but the table has no column `{}` (its columns: {})",
+                            traits.row.as_ref().expect("matched"),
+                            field.name,
+                            names
+                                .iter()
+                                .map(|n| n.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    };
+                    let expr = Expr::Column(Column::from((qualifier, column)));
+                    let target = field.data_type.to_arrow();
+                    row.push(if column.data_type() == &target {
+                        expr
+                    } else {
+                        cast(expr, target)
+                    });
+                }
+                (row, fields.iter().map(|f| f.name.clone()).collect())
+            }
+            Some(other) => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` must be read as a ROW type, not {other}"
+                );
+            }
+        };
+        let key_positions = key_columns
+            .iter()
+            .filter_map(|key| match &traits.row {
+                None => schema.index_of_column(key).ok(),
+                Some(_) => row_names
+                    .iter()
+                    .position(|n: &String| n.eq_ignore_ascii_case(&key.name)),
+            })
+            .collect();
+        Ok(TableBinding {
+            name: arg.clone(),
+            semantics: traits.semantics,
+            keys,
+            row,
+            row_names,
+            key_positions,
+            pass_through: traits.pass_columns_through,
+            order_by: Vec::new(),
+            order_names: Vec::new(),
+        })
+    }
+}
+
+fn not_constant(name: &str, spec: &ArgSpec, detail: String) -> datafusion::common::DataFusionError {
+    plan_datafusion_err!(
+        "argument `{}` of `{name}` must be a constant: {detail}",
+        spec.name
+    )
+}
+
+/// `DESCRIPTOR(ts)`: the column it names.
+fn descriptor(name: &str, given: Given) -> Result<String> {
+    let wrong = || {
+        plan_datafusion_err!(
+            "`on_time` of `{name}` takes a column descriptor: `on_time => DESCRIPTOR(ts)`"
+        )
+    };
+    let Given::Value(value) = given else {
+        return Err(wrong());
+    };
+    let SqlExpr::Function(function) = *value else {
+        return Err(wrong());
+    };
+    if !function.name.to_string().eq_ignore_ascii_case("descriptor") {
+        return Err(wrong());
+    }
+    let FunctionArguments::List(list) = &function.args else {
+        return Err(wrong());
+    };
+    match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident)))] => {
+            Ok(ident.value.clone())
+        }
+        [_, _, ..] => plan_err!("`on_time` of `{name}` names one time column (one table argument)"),
+        _ => Err(wrong()),
+    }
+}
+
+/// NULL of an omitted optional argument's type.
+pub(crate) fn null_of(spec: &ArgSpec) -> Result<ScalarValue> {
+    match &spec.ty {
+        ArgType::Typed(t) => Ok(ScalarValue::try_from(&t.to_arrow())?),
+        _ => Ok(ScalarValue::Null),
+    }
+}
+
+/// Flink's uid format: `^[a-zA-Z_][a-zA-Z-_0-9]*$`.
+fn valid_uid(uid: &str) -> bool {
+    let mut chars = uid.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uids_follow_flinks_format() {
+        assert!(super::valid_uid("counter_1"));
+        assert!(super::valid_uid("_a-b"));
+        assert!(!super::valid_uid("1counter"));
+        assert!(!super::valid_uid("a b"));
+        assert!(!super::valid_uid(""));
+    }
+}

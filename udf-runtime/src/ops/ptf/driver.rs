@@ -1,0 +1,772 @@
+//! One virtual processor at work: it takes the router's messages, moves its watermark,
+//! calls `eval` on each message's rows in one call (with the watermark of each row, so the
+//! generated loop fires the timers due between rows), fires timers, releases ORDER BY
+//! rows, and hands output batches on.
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
+use datafusion::arrow::compute::{BatchCoalescer, SortOptions, cast};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Fields, SchemaRef};
+use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use futures::FutureExt;
+use udf_core::ptf::{
+    CallInfo, FiredTimer, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup,
+    StateBackend, TableSemantics, TimerCall, Timers,
+};
+use udf_core::types::DataType;
+use udf_core::{ArgColumn, Semantics};
+
+use super::call::PtfCall;
+use super::output::{CallOutput, Origins};
+use super::router::{Inbox, Routed};
+use crate::functions::lifecycle;
+use crate::streaming::keys::KeyTable;
+use crate::streaming::sort_buffer::SortBuffer;
+use crate::streaming::timers::TimerService;
+
+/// Which input columns precede the function's in the output.
+#[derive(Clone, Copy)]
+enum Prefix {
+    None,
+    Keys,
+    AllColumns,
+}
+
+fn prefix_of(call: &PtfCall) -> Prefix {
+    match &call.table {
+        Some(table) if table.pass_through => Prefix::AllColumns,
+        Some(table) if table.semantics == Semantics::Set => Prefix::Keys,
+        _ => Prefix::None,
+    }
+}
+
+/// What `Context::table_semantics_for` reports.
+fn call_info(call: &PtfCall, row_fields: &Fields) -> Result<CallInfo> {
+    let tables = match &call.table {
+        Some(table) => {
+            // A typed argument reports its declared type; a polymorphic one the table's.
+            let declared = call
+                .spec
+                .table_args()
+                .find_map(|(_, _, arg)| arg.row.clone());
+            let data_type = match declared {
+                Some(declared) => declared,
+                None => DataType::from_arrow(&ArrowType::Struct(row_fields.clone()))
+                    .map_err(|e| DataFusionError::Plan(format!("`{}`: {e}", call.name)))?
+                    .not_null(),
+            };
+            vec![TableSemantics {
+                name: table.name.clone(),
+                data_type,
+                partition_by_columns: table.key_positions.clone(),
+                order_by_columns: Vec::new(),
+                time_column: None,
+            }]
+        }
+        None => Vec::new(),
+    };
+    Ok(CallInfo {
+        function: call.name.clone(),
+        tables,
+        state: call.spec.state.iter().map(|s| s.name.clone()).collect(),
+        on_timer: call.spec.on_timer,
+    })
+}
+
+/// One processor at work.
+pub(super) struct Driver {
+    call: PtfCall,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    row: Vec<Arc<dyn PhysicalExpr>>,
+    row_fields: Fields,
+    prefix: Prefix,
+    schema: SchemaRef,
+    key_table: KeyTable,
+    batch_size: usize,
+    coalescer: BatchCoalescer,
+    processor: Box<dyn Processor>,
+    metrics: ProcessorMetrics,
+    /// Each input partition's watermark (`None` until it reports one; `i64::MAX` once it ends).
+    watermarks: Vec<Option<i64>>,
+    /// Input partitions that have ended.
+    ended: usize,
+    timers: TimerService,
+    /// The processing time of the latest batch (for timers fired at the end).
+    last_now: i64,
+    /// The type of `rowtime`, with `on_time`.
+    time_type: Option<ArrowType>,
+    /// Rows waiting for the watermark, with ORDER BY.
+    sorter: Option<SortBuffer>,
+    /// The timers fired by the latest call (reused).
+    fired: Vec<FiredTimer>,
+    /// The watermark while each row of the latest batch was processed (reused).
+    row_watermarks: Vec<Option<i64>>,
+    key_types: Vec<ArrowType>,
+    /// Keeps the opened instance (closed when the processor is done).
+    _instance: Instance,
+}
+
+impl Driver {
+    /// Processor `partition`'s driver: its function instance (opened if the function has
+    /// `open`), state, timers and buffers.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        call: &PtfCall,
+        keys: &[Arc<dyn PhysicalExpr>],
+        row: &[Arc<dyn PhysicalExpr>],
+        schema: &SchemaRef,
+        input_schema: &SchemaRef,
+        metrics: ProcessorMetrics,
+        context: &TaskContext,
+        sources: usize,
+    ) -> Result<Self> {
+        let key_types = keys
+            .iter()
+            .map(|k| k.data_type(input_schema))
+            .collect::<Result<Vec<_>>>()?;
+        let row_fields: Fields = row
+            .iter()
+            .zip(call.table.iter().flat_map(|t| &t.row_names))
+            .map(|(expr, name)| {
+                Ok(Field::new(
+                    name,
+                    expr.data_type(input_schema)?,
+                    expr.nullable(input_schema)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?
+            .into();
+        let instance = Instance::open(call, context.session_config().options())?;
+        let info = Arc::new(call_info(call, &row_fields)?);
+        let scalars = call
+            .scalars
+            .iter()
+            .map(|value| Ok(ArgColumn::scalar(value.to_array_of_size(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let processor = instance
+            .function()
+            .processor(ProcessorSetup {
+                output: call.row_type.clone(),
+                scalars,
+                info,
+                backend: StateBackend::InMemory,
+            })
+            .map_err(|e| DataFusionError::Execution(format!("`{}`: {e}", call.name)))?;
+        let batch_size = context.session_config().batch_size();
+        Ok(Driver {
+            call: call.clone(),
+            keys: keys.to_vec(),
+            row: row.to_vec(),
+            row_fields,
+            prefix: prefix_of(call),
+            schema: schema.clone(),
+            key_table: KeyTable::new(&key_types)?,
+            batch_size,
+            // Batches of at least half the batch size go on as they are, without a copy.
+            coalescer: BatchCoalescer::new(schema.clone(), batch_size)
+                .with_biggest_coalesce_batch_size(Some(batch_size / 2)),
+            processor,
+            metrics,
+            watermarks: vec![None; sources],
+            ended: 0,
+            timers: TimerService::default(),
+            last_now: 0,
+            time_type: call
+                .event_time
+                .as_ref()
+                .filter(|_| call.on_time)
+                .map(|t| input_schema.field(t.column).data_type().clone()),
+            sorter: if call.order_by().is_empty() {
+                None
+            } else {
+                let ties = call.order_by()[1..]
+                    .iter()
+                    .map(|(column, descending, nulls_first)| {
+                        (
+                            input_schema.field(*column).data_type().clone(),
+                            SortOptions {
+                                descending: *descending,
+                                nulls_first: *nulls_first,
+                            },
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                Some(SortBuffer::new(&key_types, &ties)?)
+            },
+            fired: Vec::new(),
+            row_watermarks: Vec::new(),
+            key_types: key_types.clone(),
+            _instance: instance,
+        })
+    }
+
+    /// The processor's output stream: messages from the router in, batches out.
+    pub(super) fn run(self, inbox: Inbox, schema: SchemaRef) -> SendableRecordBatchStream {
+        let stream =
+            futures::stream::unfold((Some(inbox), self), |(mut inbox, mut driver)| async move {
+                loop {
+                    if let Some(batch) = driver.coalescer.next_completed_batch() {
+                        return Some((Ok(batch), (inbox, driver)));
+                    }
+                    let messages = inbox.as_mut()?;
+                    let message = if driver.ended == messages.sources {
+                        None
+                    } else if driver.coalescer.get_buffered_rows() == 0 {
+                        messages.next().await
+                    } else {
+                        // Output waits for a full batch only while input keeps coming: an
+                        // unbounded input that pauses still sees what its rows (and timers)
+                        // produced.
+                        match messages.next().now_or_never() {
+                            Some(message) => message,
+                            None => {
+                                if let Err(error) = driver.coalescer.finish_buffered_batch() {
+                                    return Some((Err(error.into()), (None, driver)));
+                                }
+                                continue;
+                            }
+                        }
+                    };
+                    match message {
+                        Some(Ok(message)) => {
+                            if let Err(error) = driver.receive(message) {
+                                return Some((Err(error), (None, driver)));
+                            }
+                        }
+                        Some(Err(error)) => return Some((Err(error), (None, driver))),
+                        None => {
+                            inbox = None;
+                            if let Err(error) = driver.coalescer.finish_buffered_batch() {
+                                return Some((Err(error.into()), (None, driver)));
+                            }
+                        }
+                    }
+                }
+            });
+        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+    }
+
+    /// The processor's watermark: the minimum over its input partitions, once every one has
+    /// reported (rule 25 of docs/semantics.md).
+    fn watermark(&self) -> Option<i64> {
+        self.watermarks
+            .iter()
+            .try_fold(i64::MAX, |min, w| w.map(|w| min.min(w)))
+    }
+
+    /// Moves `source`'s watermark forward (never back).
+    fn advance(&mut self, source: usize, watermark: i64) {
+        let current = &mut self.watermarks[source];
+        *current = Some(current.map_or(watermark, |c| c.max(watermark)));
+    }
+
+    /// Takes one message of the router: its rows in one call, each under the watermark in
+    /// force before it.
+    fn receive(&mut self, message: Routed) -> Result<()> {
+        match message {
+            Routed::Rows {
+                source,
+                batch,
+                times,
+                before,
+                after,
+                now,
+            } => {
+                if self.sorter.is_some() {
+                    return self.receive_ordered(source, &batch, times, before, after, now);
+                }
+                // The watermark while each row is processed; where it moves, the function
+                // fires the timers it made due before the row (rule 26 of docs/semantics.md).
+                let mut watermarks = std::mem::take(&mut self.row_watermarks);
+                watermarks.clear();
+                let mut moves = false;
+                if let Some(before) = &before {
+                    for before in before {
+                        if let Some(before) = before {
+                            self.advance(source, *before);
+                        }
+                        let current = self.watermark();
+                        moves |= watermarks.last().is_some_and(|last| *last != current);
+                        watermarks.push(current);
+                    }
+                }
+                let watermark = watermarks.first().copied().unwrap_or(self.watermark());
+                let pushed = self.push(
+                    &batch,
+                    times.as_deref(),
+                    watermark,
+                    moves.then_some(&watermarks[..]),
+                    &[],
+                    now,
+                );
+                self.row_watermarks = watermarks;
+                pushed?;
+                if let Some(after) = after {
+                    self.advance(source, after);
+                    self.fire(now)?;
+                }
+            }
+            Routed::End { source } => {
+                let previous = self.watermark();
+                self.advance(source, i64::MAX);
+                self.ended += 1;
+                if self.sorter.is_some()
+                    && let Some(current) = self.watermark()
+                    && Some(current) != previous
+                {
+                    self.release_ordered(&[(previous, current)], self.last_now)?;
+                }
+                // At the end every pending timer fires once, in time order (rule 29 of docs/semantics.md).
+                self.fire(self.end_time())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A batch for ORDER BY: each row waits in the sort buffer unless it is late (its time at
+    /// or before the watermark: dropped and counted); whenever the watermark moves, the rows
+    /// it passed go to `eval` — under the watermark before the move, as Flink's sort does —
+    /// and then timers fire.
+    ///
+    /// A row that is not late has a time after every watermark before it, so no earlier
+    /// advance could pass it: the batch's rows wait together, and the rows of all its advances
+    /// are released together, each under its own advance.
+    fn receive_ordered(
+        &mut self,
+        source: usize,
+        batch: &RecordBatch,
+        times: Option<Vec<i64>>,
+        before: Option<Vec<Option<i64>>>,
+        after: Option<i64>,
+        now: i64,
+    ) -> Result<()> {
+        let rows = batch.num_rows();
+        let (Some(times), Some(before)) = (times, before) else {
+            return exec_err!("ORDER BY without event time reached `{}`", self.call.name);
+        };
+        // (watermark before, after) of each advance.
+        let mut advances: Vec<(Option<i64>, i64)> = Vec::new();
+        let mut waiting: Vec<u32> = Vec::with_capacity(rows);
+        for (row, before) in before.iter().enumerate() {
+            let previous = self.watermark();
+            if let Some(before) = before {
+                self.advance(source, *before);
+            }
+            let current = self.watermark();
+            if let Some(current) = current
+                && Some(current) != previous
+            {
+                advances.push((previous, current));
+            }
+            if current.is_some_and(|w| times[row] <= w) {
+                self.metrics.late_rows_dropped.add(1);
+                continue;
+            }
+            waiting.push(row as u32);
+        }
+        if !waiting.is_empty() {
+            let keys = self
+                .keys
+                .iter()
+                .map(|k| k.evaluate(batch)?.into_array(rows))
+                .collect::<Result<Vec<ArrayRef>>>()?;
+            let ties: Vec<ArrayRef> = self.call.order_by()[1..]
+                .iter()
+                .map(|(column, _, _)| batch.column(*column).clone())
+                .collect();
+            let sorter = self.sorter.as_mut().expect("ordered");
+            sorter.insert(batch, &waiting, &keys, &times, &ties)?;
+        }
+        if let Some(after) = after {
+            let previous = self.watermark();
+            self.advance(source, after);
+            if let Some(current) = self.watermark()
+                && Some(current) != previous
+            {
+                advances.push((previous, current));
+            }
+        }
+        self.last_now = now;
+        self.release_ordered(&advances, now)
+    }
+
+    /// Hands the rows that `advances` passed to `eval`, each under the watermark before the
+    /// advance that passed it, and fires the timers each advance made due after its rows.
+    fn release_ordered(&mut self, advances: &[(Option<i64>, i64)], now: i64) -> Result<()> {
+        if advances.is_empty() {
+            return Ok(());
+        }
+        let watermarks: Vec<i64> = advances.iter().map(|(_, after)| *after).collect();
+        // The advances whose timers have fired, or fire inside the call.
+        let mut fired_through = 0;
+        let released = self
+            .sorter
+            .as_mut()
+            .expect("ordered")
+            .release(&watermarks)?;
+        if let Some(released) = released {
+            // One call for all the rows: a row under the watermark before the advance that
+            // passed it; where advances without rows lie between two rows' advances, the
+            // timers fire at each of them there (after the rows of the advance before, as if
+            // each advance were on its own).
+            let under: Vec<Option<i64>> =
+                released.advances.iter().map(|&a| advances[a].0).collect();
+            let mut firings: Vec<(usize, i64)> = Vec::new();
+            for (row, &advance) in released.advances.iter().enumerate() {
+                if advance > fired_through {
+                    // Rows of `advance` are under its previous watermark, which fires
+                    // before them.
+                    firings.extend((fired_through..advance - 1).map(|h| (row, watermarks[h])));
+                    fired_through = advance;
+                }
+            }
+            let moves = under.first() != under.last();
+            self.push(
+                &released.batch,
+                Some(&released.times),
+                under[0],
+                moves.then_some(&under[..]),
+                &firings,
+                now,
+            )?;
+        }
+        // The advances after the last rows (or all, without rows) fire after the call.
+        for &watermark in &watermarks[fired_through..] {
+            self.fire_at(watermark, now)?;
+        }
+        Ok(())
+    }
+
+    /// Processing time for timers fired at the end of input.
+    fn end_time(&self) -> i64 {
+        self.last_now
+    }
+
+    /// Fires the timers due at the current watermark, if it moved since they last fired.
+    fn fire(&mut self, now: i64) -> Result<()> {
+        match self.watermark() {
+            Some(watermark) => self.fire_at(watermark, now),
+            None => Ok(()),
+        }
+    }
+
+    /// Fires the timers due at `watermark`, if it is past the one they last fired at.
+    fn fire_at(&mut self, watermark: i64, now: i64) -> Result<()> {
+        if !self.call.spec.on_timer || !self.timers.due(watermark) {
+            return Ok(());
+        }
+        let mut fired = std::mem::take(&mut self.fired);
+        fired.clear();
+        let mut emitted = CallOutput::default();
+        let mut released = Vec::new();
+        let mut call = TimerCall {
+            watermark,
+            now,
+            timers: &mut self.timers,
+            fired: &mut fired,
+            row: 0,
+            chunk: self.batch_size,
+            sink: &mut emitted,
+            released: &mut released,
+        };
+        let processor = &mut self.processor;
+        let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
+        let index = call.row;
+        let result = match failure(outcome, " in on_timer") {
+            Some(message) => Err(self.timer_failed(&message, &fired[index])),
+            None => self.emit(emitted, 0, &[], &[], &fired),
+        };
+        self.fired = fired;
+        result?;
+        self.release(released);
+        Ok(())
+    }
+
+    fn timer_failed(&self, message: &str, timer: &FiredTimer) -> DataFusionError {
+        DataFusionError::Execution(format!(
+            "process table function `{}` {message} (timer {} at {} ms)",
+            self.call.name,
+            timer.name.as_deref().unwrap_or("(unnamed)"),
+            timer.time
+        ))
+    }
+
+    /// The keys and times of fired timers, for the rows they emitted.
+    fn timer_columns(&self, fired: &[FiredTimer]) -> Result<(Vec<ArrayRef>, Vec<ArrayRef>)> {
+        if fired.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let slots: Vec<u32> = fired.iter().map(|t| t.key).collect();
+        let keys = self.key_table.key_arrays(&slots, &self.key_types)?;
+        let times = match &self.time_type {
+            Some(time_type) => {
+                let tz = match time_type {
+                    ArrowType::Timestamp(_, tz) => tz.clone(),
+                    _ => None,
+                };
+                let times =
+                    TimestampMillisecondArray::from_iter_values(fired.iter().map(|t| t.time))
+                        .with_timezone_opt(tz);
+                vec![cast(&times, time_type)?]
+            }
+            None => Vec::new(),
+        };
+        Ok((keys, times))
+    }
+
+    /// Turns what a call emitted into output batches: owners below `rows` are input rows
+    /// (with `prefix` and `suffix`), the others `fired` timers.
+    fn emit(
+        &mut self,
+        emitted: CallOutput,
+        rows: usize,
+        prefix: &[ArrayRef],
+        suffix: &[ArrayRef],
+        fired: &[FiredTimer],
+    ) -> Result<()> {
+        let (timer_prefix, timer_suffix) = self.timer_columns(fired)?;
+        let origins = Origins {
+            rows,
+            fired: fired.len(),
+            prefix,
+            suffix,
+            timer_prefix: &timer_prefix,
+            timer_suffix: &timer_suffix,
+        };
+        let row_is_struct = self.call.row_is_struct();
+        for (function_rows, owners) in emitted.chunks {
+            let batch = origins.batch(function_rows, &owners, row_is_struct, &self.schema)?;
+            self.metrics.output_rows.add(batch.num_rows());
+            self.coalescer.push_batch(batch)?;
+        }
+        Ok(())
+    }
+
+    /// Frees the slots of keys left without state or timers, and updates the gauges.
+    fn release(&mut self, mut released: Vec<u32>) {
+        released.sort_unstable();
+        released.dedup();
+        for slot in released {
+            if self.processor.key_is_empty(slot as usize) && !self.timers.has_timers(slot) {
+                self.key_table.release(slot);
+            }
+        }
+        self.metrics
+            .state_entries
+            .set(self.processor.state_entries());
+        self.metrics.keys.set(self.key_table.len());
+        self.metrics.keys_peak.set_max(self.key_table.len());
+        self.metrics.timers.set(self.timers.len());
+        self.metrics
+            .rows_waiting
+            .set(self.sorter.as_ref().map_or(0, SortBuffer::len));
+    }
+
+    /// Calls `eval` for every row of `batch`, under `watermark` or — when it moves between
+    /// rows — `watermarks`; timers fire before a row at its watermark and at `firings`.
+    fn push(
+        &mut self,
+        batch: &RecordBatch,
+        times: Option<&[i64]>,
+        watermark: Option<i64>,
+        watermarks: Option<&[Option<i64>]>,
+        firings: &[(usize, i64)],
+        now: i64,
+    ) -> Result<()> {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        // Row times reach the function (and `rowtime`) only when the call names `on_time`.
+        let times = times.filter(|_| self.call.on_time);
+        let evaluate = |exprs: &[Arc<dyn PhysicalExpr>]| {
+            exprs
+                .iter()
+                .map(|e| e.evaluate(batch)?.into_array(rows))
+                .collect::<Result<Vec<ArrayRef>>>()
+        };
+        let keys = evaluate(&self.keys)?;
+        let slots = if self.call.keyed() {
+            self.key_table.slots(&keys, rows)?
+        } else {
+            Vec::new()
+        };
+        let table = match &self.call.table {
+            Some(_) => Some(ArgColumn::array(Arc::new(StructArray::try_new(
+                self.row_fields.clone(),
+                evaluate(&self.row)?,
+                None,
+            )?))),
+            None => None,
+        };
+        let prefix: Vec<ArrayRef> = match self.prefix {
+            Prefix::None => Vec::new(),
+            Prefix::Keys => keys,
+            Prefix::AllColumns => batch.columns().to_vec(),
+        };
+        // `rowtime`: the emitting row's time.
+        let suffix: Vec<ArrayRef> = self
+            .call
+            .event_time
+            .iter()
+            .filter(|_| self.call.on_time)
+            .map(|t| batch.column(t.column).clone())
+            .collect();
+        let mut emitted = CallOutput::default();
+        let mut released = Vec::new();
+        let mut fired = std::mem::take(&mut self.fired);
+        fired.clear();
+        let mut call = ProcessCall {
+            table: table.as_ref(),
+            rows,
+            keys: &slots,
+            released: &mut released,
+            now,
+            times,
+            watermark,
+            watermarks,
+            firings,
+            firing: 0,
+            timers: &mut self.timers,
+            fired: &mut fired,
+            row: 0,
+            chunk: self.batch_size,
+            sink: &mut emitted,
+        };
+        let processor = &mut self.processor;
+        let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
+        let row = call.row;
+        // Past the rows: a timer that fired between them.
+        let in_timer = row >= rows;
+        let result = match failure(outcome, if in_timer { " in on_timer" } else { "" }) {
+            Some(message) if in_timer => Err(self.timer_failed(&message, &fired[row - rows])),
+            Some(message) => {
+                let values = describe_input_row(table.as_ref(), row);
+                exec_err!(
+                    "process table function `{}` {message} (row {row} of the batch{values})",
+                    self.call.name
+                )
+            }
+            None => self.emit(emitted, rows, &prefix, &suffix, &fired),
+        };
+        self.fired = fired;
+        result?;
+        self.metrics.input_rows.add(rows);
+        self.release(released);
+        self.last_now = now;
+
+        Ok(())
+    }
+}
+
+/// What EXPLAIN ANALYZE shows of each processor.
+pub(super) struct ProcessorMetrics {
+    input_rows: Count,
+    output_rows: Count,
+    /// State entries held after the latest batch.
+    state_entries: Gauge,
+    /// Keys holding a state slot after the latest batch.
+    keys: Gauge,
+    /// The most keys that held a slot at once.
+    keys_peak: Gauge,
+    /// Timers registered after the latest batch.
+    timers: Gauge,
+    /// Rows dropped by ORDER BY for arriving at or behind the watermark (rule 31 of docs/semantics.md).
+    late_rows_dropped: Count,
+    /// Rows waiting in the ORDER BY buffer after the latest batch.
+    rows_waiting: Gauge,
+}
+
+impl ProcessorMetrics {
+    pub(super) fn new(set: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        ProcessorMetrics {
+            input_rows: MetricBuilder::new(set).counter("input_rows", partition),
+            output_rows: MetricBuilder::new(set).output_rows(partition),
+            state_entries: MetricBuilder::new(set).gauge("state_entries", partition),
+            keys: MetricBuilder::new(set).gauge("state_keys", partition),
+            keys_peak: MetricBuilder::new(set).gauge("state_keys_peak", partition),
+            timers: MetricBuilder::new(set).gauge("timers", partition),
+            late_rows_dropped: MetricBuilder::new(set).counter("late_rows_dropped", partition),
+            rows_waiting: MetricBuilder::new(set).gauge("rows_waiting", partition),
+        }
+    }
+}
+
+/// What went wrong in a call of the function, if anything: `failed{place}: ...` or
+/// `panicked{place}: ...`.
+fn failure(outcome: std::thread::Result<udf_core::Result<()>>, place: &str) -> Option<String> {
+    match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(format!("failed{place}: {error}")),
+        Err(panic) => Some(format!(
+            "panicked{place}: {}",
+            udf_core::panic_message(panic.as_ref())
+        )),
+    }
+}
+
+/// `, input: (a, 1)` for the row being processed.
+fn describe_input_row(table: Option<&ArgColumn>, row: usize) -> String {
+    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+    let Some(table) = table else {
+        return String::new();
+    };
+    let options = FormatOptions::default().with_null("NULL");
+    match ArrayFormatter::try_new(table.values(), &options) {
+        Ok(formatter) if row < table.values().len() => {
+            format!(", input row: {}", formatter.value(row))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The function instance of one processor: the registered one, or — with `open`/`close` —
+/// its own copy, opened with the query's job parameters and closed when dropped.
+enum Instance {
+    Shared(Arc<dyn ProcessTableFunction>),
+    Opened(Arc<dyn ProcessTableFunction>),
+}
+
+impl Instance {
+    fn open(call: &PtfCall, options: &datafusion::config::ConfigOptions) -> Result<Instance> {
+        match call.function.instantiate() {
+            None => Ok(Instance::Shared(call.function.clone())),
+            Some(mut instance) => {
+                lifecycle::open(&call.name, options, &call.metrics, |context| {
+                    instance.open(context)
+                })
+                .map_err(DataFusionError::Execution)?;
+                Ok(Instance::Opened(Arc::from(instance)))
+            }
+        }
+    }
+
+    fn function(&self) -> Arc<dyn ProcessTableFunction> {
+        match self {
+            Instance::Shared(f) | Instance::Opened(f) => f.clone(),
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Instance::Opened(function) = self
+            && let Some(function) = Arc::get_mut(function)
+        {
+            lifecycle::close(|| function.close());
+        }
+    }
+}
+
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Instance")
+    }
+}

@@ -1,0 +1,200 @@
+//! `ProcessTableFunctionExec`: one virtual processor per output partition.
+//!
+//! Set semantics with PARTITION BY: the exec routes rows by key hash to the session's target
+//! partitions (router.rs), so equal keys meet in one processor (rule 19 of docs/semantics.md). Without PARTITION
+//! BY one processor sees everything; row semantics keep the input's partitions. Each
+//! processor (driver.rs) calls `eval` in input order, with typed state per key slot.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Result, internal_err};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
+    InputDistributionRequirements, PlanProperties,
+};
+use udf_core::Semantics;
+
+use super::call::PtfCall;
+use super::driver::{Driver, ProcessorMetrics};
+use super::node::describe;
+use super::router::Router;
+
+#[derive(Debug)]
+pub struct PtfExec {
+    input: Arc<dyn ExecutionPlan>,
+    call: PtfCall,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    row: Vec<Arc<dyn PhysicalExpr>>,
+    schema: SchemaRef,
+    /// Processors when routing by key (the session's target partitions).
+    processors: usize,
+    router: Arc<Router>,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+/// How rows reach the processors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Routing {
+    /// By a hash of the PARTITION BY keys.
+    ByKey,
+    /// All to one processor (no PARTITION BY, or no table).
+    Single,
+    /// Where they are (row semantics).
+    AsIs,
+}
+
+impl PtfExec {
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        call: PtfCall,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        row: Vec<Arc<dyn PhysicalExpr>>,
+        schema: SchemaRef,
+        processors: usize,
+    ) -> Self {
+        let routing = routing(&call, &keys);
+        let partitions = match routing {
+            Routing::Single => 1,
+            Routing::ByKey => processors.max(1),
+            Routing::AsIs => input.output_partitioning().partition_count(),
+        };
+        let router = Arc::new(Router::new(
+            input.clone(),
+            match routing {
+                Routing::ByKey => keys.clone(),
+                Routing::Single | Routing::AsIs => Vec::new(),
+            },
+            call.event_time.clone(),
+            partitions,
+            routing == Routing::AsIs,
+        ));
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(partitions),
+            EmissionType::Incremental,
+            input.boundedness(),
+        ));
+        PtfExec {
+            input,
+            call,
+            keys,
+            row,
+            schema,
+            processors,
+            router,
+            properties,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    fn routing(&self) -> Routing {
+        routing(&self.call, &self.keys)
+    }
+}
+
+fn routing(call: &PtfCall, keys: &[Arc<dyn PhysicalExpr>]) -> Routing {
+    match &call.table {
+        Some(table) if table.semantics == Semantics::Row => Routing::AsIs,
+        Some(_) if !keys.is_empty() => Routing::ByKey,
+        _ => Routing::Single,
+    }
+}
+
+impl DisplayAs for PtfExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let processors = self.properties.output_partitioning().partition_count();
+        let routing = match self.routing() {
+            Routing::ByKey => "rows routed by key hash",
+            Routing::Single => "one processor",
+            Routing::AsIs => "rows processed where they are",
+        };
+        write!(
+            f,
+            "ProcessTableFunctionExec: {} processors={processors} ({routing})",
+            describe(&self.call)
+        )
+    }
+}
+
+impl ExecutionPlan for PtfExec {
+    fn name(&self) -> &str {
+        "ProcessTableFunctionExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn input_distribution_requirements(&self) -> InputDistributionRequirements {
+        // The exec routes rows to its processors itself, watermarks with them.
+        InputDistributionRequirements::new(vec![Distribution::UnspecifiedDistribution])
+    }
+
+    /// Each processor sees its rows in input order (rule 32 of docs/semantics.md with one processor).
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        apply_expression_roots(self.keys.iter().chain(&self.row), f)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return internal_err!("ProcessTableFunctionExec takes one input");
+        }
+        Ok(Arc::new(PtfExec::new(
+            children.swap_remove(0),
+            self.call.clone(),
+            self.keys.clone(),
+            self.row.clone(),
+            self.schema.clone(),
+            self.processors,
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let inbox = self.router.inbox(partition, context.clone())?;
+        let driver = Driver::new(
+            &self.call,
+            &self.keys,
+            &self.row,
+            &self.schema,
+            &self.input.schema(),
+            ProcessorMetrics::new(&self.metrics, partition),
+            &context,
+            inbox.sources,
+        )?;
+        Ok(driver.run(inbox, self.schema.clone()))
+    }
+}

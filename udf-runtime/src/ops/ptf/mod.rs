@@ -1,0 +1,18 @@
+//! Process table functions: the SQL call and its binding (`binding.rs`), the DataFrame form
+//! (`dataframe.rs`), the resolved call (`call.rs`), the logical node (`node.rs`) and the exec
+//! (`exec.rs`): one virtual processor per output partition (`driver.rs`), rows routed to them
+//! by a hash of the PARTITION BY keys with their watermarks (`router.rs`, `gate.rs`), output
+//! rows assembled from their origins (`output.rs`).
+
+pub mod binding;
+pub mod call;
+mod dataframe;
+mod driver;
+pub mod exec;
+mod gate;
+pub mod node;
+mod output;
+mod router;
+
+pub use dataframe::{PartitionedDataFrame, Process, ProcessTableCall};
+pub use node::PtfNode;

@@ -1,0 +1,417 @@
+//! Routing from the input partitions to the virtual processors, done by the PTF exec itself
+//! (DataFusion's repartitioning carries no watermarks, docs/architecture.md, "Routing").
+//!
+//! One task per input partition hashes each batch's PARTITION BY keys and sends every
+//! processor its rows, with the watermark of that input partition in force before each row
+//! and after the batch. A processor that gets no rows of a batch still hears of a watermark
+//! that advanced; the end of an input partition is its watermark +∞. Queues are kept short
+//! by the gate (gate.rs). A processor fed by one input partition only (row semantics, or one
+//! partition and one processor) routes it where it reads it, without a task or a queue.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{cast, take_record_batch};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type, TimeUnit};
+use datafusion::common::hash_utils::{RandomState, create_hashes};
+use datafusion::common::runtime::SpawnedTask;
+use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use futures::StreamExt;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::gate::Gate;
+use crate::session::clock::SessionClock;
+use crate::streaming::event_time::{EventTime, WatermarkEmission};
+use udf_core::ptf::ProcessingClock;
+
+/// Messages a processor may have waiting before senders slow down (see `gate.rs`).
+const QUEUED_MESSAGES: usize = 4;
+
+/// Fixed, so a key goes to the same processor in every run.
+const ROUTING_STATE: RandomState = RandomState::with_seed(0x5eed);
+
+/// What a processor receives from one input partition.
+#[derive(Debug)]
+pub enum Routed {
+    /// Rows for this processor (perhaps none), in their input order.
+    Rows {
+        source: usize,
+        batch: RecordBatch,
+        /// The row times (epoch ms), with event time.
+        times: Option<Vec<i64>>,
+        /// The source's watermark in force before each row, with event time.
+        before: Option<Vec<Option<i64>>>,
+        /// The source's watermark after the batch.
+        after: Option<i64>,
+        /// Processing time (ms) when the batch entered the operator: state TTL is measured
+        /// on it.
+        now: i64,
+    },
+    /// The input partition has no more rows: its watermark is +∞.
+    End { source: usize },
+}
+
+/// Routes the input to `processors` processors by a hash of `keys` (all to processor 0
+/// without keys), or — `as_is` — each input partition to the processor of the same number.
+pub struct Router {
+    input: Arc<dyn ExecutionPlan>,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    event_time: Option<EventTime>,
+    processors: usize,
+    as_is: bool,
+    /// The channels of the current run, taken one by one by the processors.
+    run: Mutex<Option<Run>>,
+}
+
+struct Run {
+    receivers: Vec<Option<UnboundedReceiver<Result<Routed>>>>,
+    gate: Arc<Gate>,
+    tasks: Arc<Vec<SpawnedTask<()>>>,
+}
+
+/// A processor's end of the routing.
+pub struct Inbox {
+    source: Source,
+    /// Input partitions feeding this processor.
+    pub sources: usize,
+}
+
+enum Source {
+    /// Messages from routing tasks, and the tasks (stopped when every processor has dropped
+    /// its end).
+    Channel {
+        messages: UnboundedReceiver<Result<Routed>>,
+        /// The queue this inbox reads, in the gate.
+        queue: usize,
+        gate: Arc<Gate>,
+        _tasks: Arc<Vec<SpawnedTask<()>>>,
+    },
+    /// The processor's only input partition, routed where it is read (no task, no queue).
+    Direct {
+        stream: Option<SendableRecordBatchStream>,
+        routing: SourceRouting,
+        pending: VecDeque<Routed>,
+    },
+}
+
+impl Inbox {
+    /// The next message; `None` once every source has ended.
+    pub async fn next(&mut self) -> Option<Result<Routed>> {
+        match &mut self.source {
+            Source::Channel {
+                messages,
+                queue,
+                gate,
+                ..
+            } => {
+                let message = messages.recv().await?;
+                gate.leave(*queue);
+                Some(message)
+            }
+            Source::Direct {
+                stream,
+                routing,
+                pending,
+            } => loop {
+                if let Some(message) = pending.pop_front() {
+                    return Some(Ok(message));
+                }
+                let input = stream.as_mut()?;
+                match input.next().await {
+                    Some(Ok(batch)) => {
+                        if let Err(error) = routing.route(&batch) {
+                            *stream = None;
+                            return Some(Err(error));
+                        }
+                        pending.extend(routing.outbox.drain(..).map(|(_, m)| m));
+                    }
+                    Some(Err(error)) => {
+                        *stream = None;
+                        return Some(Err(error));
+                    }
+                    None => {
+                        *stream = None;
+                        return Some(Ok(Routed::End { source: 0 }));
+                    }
+                }
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("processors", &self.processors)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Router {
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        event_time: Option<EventTime>,
+        processors: usize,
+        as_is: bool,
+    ) -> Self {
+        Router {
+            input,
+            keys,
+            event_time,
+            processors,
+            as_is,
+            run: Mutex::new(None),
+        }
+    }
+
+    /// Processor `processor`'s messages. The first processor to ask starts a run: one
+    /// routing task per input partition.
+    pub fn inbox(&self, processor: usize, context: Arc<TaskContext>) -> Result<Inbox> {
+        let clock = SessionClock::of(context.session_config());
+        let sources = self.input.output_partitioning().partition_count();
+        if self.as_is || (sources == 1 && self.processors == 1) {
+            let partition = if self.as_is { processor } else { 0 };
+            return Ok(Inbox {
+                source: Source::Direct {
+                    stream: Some(self.input.execute(partition, context)?),
+                    routing: SourceRouting::new(
+                        0,
+                        self.keys.clone(),
+                        self.event_time.clone(),
+                        1,
+                        clock,
+                    ),
+                    pending: VecDeque::new(),
+                },
+                sources: 1,
+            });
+        }
+        let mut run = self.run.lock().unwrap_or_else(|p| p.into_inner());
+        let taken = run
+            .as_ref()
+            .is_none_or(|r| r.receivers[processor].is_none());
+        if taken {
+            *run = Some(self.start(context, clock)?);
+        }
+        let run = run.as_mut().expect("started above");
+        Ok(Inbox {
+            source: Source::Channel {
+                messages: run.receivers[processor]
+                    .take()
+                    .expect("a fresh run has every receiver"),
+                queue: processor,
+                gate: run.gate.clone(),
+                _tasks: run.tasks.clone(),
+            },
+            sources,
+        })
+    }
+
+    fn start(&self, context: Arc<TaskContext>, clock: Arc<dyn ProcessingClock>) -> Result<Run> {
+        let (senders, receivers): (Vec<_>, Vec<_>) =
+            (0..self.processors).map(|_| unbounded_channel()).unzip();
+        let sources = self.input.output_partitioning().partition_count();
+        let gate = Gate::new(self.processors, QUEUED_MESSAGES);
+        let mut tasks = Vec::with_capacity(sources);
+        for source in 0..sources {
+            let stream = self.input.execute(source, context.clone())?;
+            let mut sending = Sending {
+                senders: senders.clone(),
+                gate: gate.clone(),
+                routing: SourceRouting::new(
+                    source,
+                    self.keys.clone(),
+                    self.event_time.clone(),
+                    self.processors,
+                    clock.clone(),
+                ),
+            };
+            tasks.push(SpawnedTask::spawn(async move {
+                let mut stream = stream;
+                while let Some(batch) = stream.next().await {
+                    let outcome = batch.and_then(|batch| sending.routing.route(&batch));
+                    if let Err(error) = outcome {
+                        sending.fail(error);
+                        return;
+                    }
+                    sending.send().await;
+                }
+                sending.end();
+            }));
+        }
+        Ok(Run {
+            receivers: receivers.into_iter().map(Some).collect(),
+            gate,
+            tasks: Arc::new(tasks),
+        })
+    }
+}
+
+/// The routing of one input partition.
+struct SourceRouting {
+    source: usize,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    event_time: Option<EventTime>,
+    processors: usize,
+    /// Messages of the latest batch, by processor.
+    outbox: Vec<(usize, Routed)>,
+    clock: Arc<dyn ProcessingClock>,
+    /// The largest row time seen.
+    max_time: Option<i64>,
+    hashes: Vec<u64>,
+}
+
+impl SourceRouting {
+    fn new(
+        source: usize,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        event_time: Option<EventTime>,
+        processors: usize,
+        clock: Arc<dyn ProcessingClock>,
+    ) -> Self {
+        SourceRouting {
+            source,
+            keys,
+            event_time,
+            processors,
+            outbox: Vec::new(),
+            clock,
+            max_time: None,
+            hashes: Vec::new(),
+        }
+    }
+
+    fn watermark(&self) -> Option<i64> {
+        let delay = self.event_time.as_ref().map_or(0, |t| t.delay_millis);
+        self.max_time.map(|t| t.saturating_sub(delay))
+    }
+
+    fn route(&mut self, batch: &RecordBatch) -> Result<()> {
+        let rows = batch.num_rows();
+        let processors = self.processors;
+        // Row times and the watermark before each row.
+        let (times, before) = match &self.event_time {
+            Some(event_time) => {
+                let times = event_time_millis(batch, event_time)?;
+                let mut before = Vec::with_capacity(rows);
+                let start = self.watermark();
+                for &time in &times {
+                    before.push(match event_time.emission {
+                        WatermarkEmission::EveryRow => self.watermark(),
+                        WatermarkEmission::EveryBatch => start,
+                    });
+                    self.max_time = Some(self.max_time.map_or(time, |m| m.max(time)));
+                }
+                (Some(times), Some(before))
+            }
+            None => (None, None),
+        };
+        let after = self.watermark();
+        let now = self.clock.now_millis();
+
+        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); processors];
+        if self.keys.is_empty() || processors == 1 {
+            rows_of[0] = (0..rows as u32).collect();
+        } else {
+            let keys = self
+                .keys
+                .iter()
+                .map(|k| k.evaluate(batch)?.into_array(rows))
+                .collect::<Result<Vec<_>>>()?;
+            self.hashes.clear();
+            self.hashes.resize(rows, 0);
+            create_hashes(&keys, &ROUTING_STATE, &mut self.hashes)?;
+            for (row, hash) in self.hashes.iter().enumerate() {
+                rows_of[(*hash % processors as u64) as usize].push(row as u32);
+            }
+        }
+        for (processor, rows) in rows_of.into_iter().enumerate() {
+            // A processor without rows still hears of an advanced watermark.
+            if rows.is_empty() && (after.is_none() || before.is_none()) {
+                continue;
+            }
+            fn pick<T: Copy>(values: &Option<Vec<T>>, rows: &[u32]) -> Option<Vec<T>> {
+                values
+                    .as_ref()
+                    .map(|v| rows.iter().map(|&r| v[r as usize]).collect())
+            }
+            let message = Routed::Rows {
+                source: self.source,
+                times: pick(&times, &rows),
+                before: pick(&before, &rows),
+                after,
+                now,
+                batch: if rows.len() == batch.num_rows() {
+                    batch.clone()
+                } else {
+                    take_record_batch(batch, &UInt32Array::from(rows))?
+                },
+            };
+            self.outbox.push((processor, message));
+        }
+        Ok(())
+    }
+}
+
+/// A routing task's sending side: a channel per processor, behind the gate.
+struct Sending {
+    senders: Vec<UnboundedSender<Result<Routed>>>,
+    gate: Arc<Gate>,
+    routing: SourceRouting,
+}
+
+impl Sending {
+    /// Hands the latest batch's messages on, waiting where a processor is behind.
+    async fn send(&mut self) {
+        for (processor, message) in std::mem::take(&mut self.routing.outbox) {
+            self.gate.enter(processor).await;
+            // A processor that is gone (its query stopped) needs nothing more.
+            let _ = self.senders[processor].send(Ok(message));
+        }
+    }
+
+    fn end(&self) {
+        for (processor, sender) in self.senders.iter().enumerate() {
+            self.gate.enter_now(processor);
+            let _ = sender.send(Ok(Routed::End {
+                source: self.routing.source,
+            }));
+        }
+    }
+
+    fn fail(&self, error: DataFusionError) {
+        let text = error.to_string();
+        for (processor, sender) in self.senders.iter().enumerate() {
+            self.gate.enter_now(processor);
+            let _ = sender.send(Err(DataFusionError::Execution(text.clone())));
+        }
+    }
+}
+
+/// The `on_time` column of `batch` as epoch milliseconds; NULL is an error.
+fn event_time_millis(batch: &RecordBatch, event_time: &EventTime) -> Result<Vec<i64>> {
+    let column = batch.column(event_time.column);
+    if column.null_count() > 0 {
+        return exec_err!(
+            "the time attribute `{}` is NULL in a row; `on_time` columns need a time in every row",
+            event_time.name
+        );
+    }
+    let tz = match column.data_type() {
+        ArrowType::Timestamp(_, tz) => tz.clone(),
+        other => {
+            return exec_err!(
+                "the time attribute `{}` is {other}, not a timestamp",
+                event_time.name
+            );
+        }
+    };
+    let millis = cast(column, &ArrowType::Timestamp(TimeUnit::Millisecond, tz))?;
+    let millis = cast(&millis, &ArrowType::Int64)?;
+    Ok(millis.as_primitive::<Int64Type>().values().to_vec())
+}

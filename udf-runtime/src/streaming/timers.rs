@@ -1,0 +1,369 @@
+//! The timers of one processor (rules 26–29 of docs/semantics.md): ordered by (time, key); a named timer
+//! replaces the key's timer of that name; an unnamed one exists once per (key, time).
+//! When the watermark reaches `w`, the timers with time ≤ `w` registered before that moment
+//! fire in order; a timer registered while they fire waits for the next advance.
+//!
+//! Timers are kept by key slot (slots are small dense numbers) in short lists, names are
+//! interned: registering and firing hash nothing and allocate nothing per row.
+//!
+//! The firing order is a queue of two parts: timers registered in order (the common case —
+//! an event's time plus a constant) are appended to a sorted run, the others go to a binary
+//! heap, and firing takes the smaller front. A timer deleted or replaced stays queued until
+//! it comes up (a queued entry counts only while its key still lists it); the queue is
+//! rebuilt when such entries outnumber the live ones.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+
+use datafusion::common::HashMap;
+use udf_core::ptf::{FiredTimer, TimerRequest, TimerRequests, Timers};
+
+/// "No name" in an entry's name position.
+const UNNAMED: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    id: u64,
+    time: i64,
+    name: u32,
+}
+
+/// A queued timer: (time, key, id), the firing order.
+type Queued = (i64, u32, u64);
+
+/// Queued timers, earliest first.
+#[derive(Debug, Default)]
+struct Queue {
+    /// Timers queued in order.
+    run: VecDeque<Queued>,
+    /// The others.
+    heap: BinaryHeap<Reverse<Queued>>,
+}
+
+impl Queue {
+    fn push(&mut self, entry: Queued) {
+        if self.run.back().is_none_or(|last| *last <= entry) {
+            self.run.push_back(entry);
+        } else {
+            self.heap.push(Reverse(entry));
+        }
+    }
+
+    fn first(&self) -> Option<Queued> {
+        match (self.run.front(), self.heap.peek()) {
+            (Some(&run), Some(&Reverse(heap))) => Some(run.min(heap)),
+            (Some(&run), None) => Some(run),
+            (None, Some(&Reverse(heap))) => Some(heap),
+            (None, None) => None,
+        }
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        let from_run = match (self.run.front(), self.heap.peek()) {
+            (Some(run), Some(Reverse(heap))) => run <= heap,
+            (run, _) => run.is_some(),
+        };
+        if from_run {
+            self.run.pop_front()
+        } else {
+            self.heap.pop().map(|Reverse(entry)| entry)
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.run.len() + self.heap.len()
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct TimerService {
+    /// Every registered timer (and deleted ones not yet come up).
+    queue: Queue,
+    /// The timers of each key slot: what is registered.
+    by_key: Vec<Vec<Entry>>,
+    /// Registered timers.
+    live: usize,
+    names: HashMap<String, u32>,
+    interned: Vec<Arc<str>>,
+    /// The name id used last.
+    last_name: u32,
+    next_id: u64,
+    /// The batch being fired, and how many of it were handed out.
+    firing: Vec<Queued>,
+    handed_out: usize,
+    /// The watermark timers last fired at.
+    fired_at: Option<i64>,
+}
+
+impl TimerService {
+    /// Whether `key` has timers (its slot must stay).
+    pub fn has_timers(&self, key: u32) -> bool {
+        self.by_key
+            .get(key as usize)
+            .is_some_and(|timers| !timers.is_empty())
+    }
+
+    /// Registered timers.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// The id of a name seen before: the last one used is compared first, so a function
+    /// with one timer name hashes nothing.
+    fn known_name(&mut self, name: &str) -> Option<u32> {
+        if self
+            .interned
+            .get(self.last_name as usize)
+            .is_some_and(|last| **last == *name)
+        {
+            return Some(self.last_name);
+        }
+        let id = *self.names.get(name)?;
+        self.last_name = id;
+        Some(id)
+    }
+
+    fn name_id(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.known_name(name) {
+            return id;
+        }
+        let id = self.interned.len() as u32;
+        self.interned.push(name.into());
+        self.names.insert(name.to_owned(), id);
+        self.last_name = id;
+        id
+    }
+
+    fn timers_of(&mut self, key: u32) -> &mut Vec<Entry> {
+        let key = key as usize;
+        if self.by_key.len() <= key {
+            self.by_key.resize_with(key + 1, Vec::new);
+        }
+        &mut self.by_key[key]
+    }
+
+    /// Whether the heap entry is still registered.
+    fn is_registered(&self, (_, key, id): Queued) -> bool {
+        self.by_key
+            .get(key as usize)
+            .is_some_and(|timers| timers.iter().any(|e| e.id == id))
+    }
+
+    fn register(&mut self, key: u32, name: Option<&str>, time: i64) {
+        let name = name.map_or(UNNAMED, |n| self.name_id(n));
+        let id = self.next_id;
+        let timers = self.timers_of(key);
+        let same = timers
+            .iter()
+            .position(|e| e.name == name && (name != UNNAMED || e.time == time));
+        match same {
+            Some(_) if name == UNNAMED => return,
+            Some(index) => timers[index] = Entry { id, time, name },
+            None => {
+                timers.push(Entry { id, time, name });
+                self.live += 1;
+            }
+        }
+        self.next_id += 1;
+        self.queue.push((time, key, id));
+        self.compact_if_stale();
+    }
+
+    /// Removes the key's timers that `matches` (their heap entries go when they come up).
+    fn remove_where(&mut self, key: u32, mut matches: impl FnMut(&Entry) -> bool) {
+        let Some(timers) = self.by_key.get_mut(key as usize) else {
+            return;
+        };
+        let before = timers.len();
+        timers.retain(|e| !matches(e));
+        self.live -= before - timers.len();
+    }
+
+    /// Rebuilds the queue from the registered timers once deleted ones are most of it
+    /// (timers far ahead, replaced on every row, would otherwise pile up).
+    fn compact_if_stale(&mut self) {
+        if self.queue.len() <= 2 * self.live + 1024 {
+            return;
+        }
+        let mut registered: Vec<Queued> = self
+            .by_key
+            .iter()
+            .enumerate()
+            .flat_map(|(key, timers)| timers.iter().map(move |e| (e.time, key as u32, e.id)))
+            .collect();
+        registered.sort_unstable();
+        self.queue = Queue {
+            run: registered.into(),
+            heap: BinaryHeap::new(),
+        };
+    }
+}
+
+impl Timers for TimerService {
+    fn apply(&mut self, key: u32, requests: &mut TimerRequests) {
+        for request in requests.iter() {
+            match request {
+                TimerRequest::Register { name, time } => self.register(key, name, time),
+                TimerRequest::ClearNamed(name) => {
+                    if let Some(name) = self.known_name(name) {
+                        self.remove_where(key, |e| e.name == name);
+                    }
+                }
+                TimerRequest::ClearAt(time) => {
+                    self.remove_where(key, |e| e.name == UNNAMED && e.time == time)
+                }
+                TimerRequest::ClearAll => self.remove_where(key, |_| true),
+            }
+        }
+        requests.clear();
+    }
+
+    fn due(&mut self, watermark: i64) -> bool {
+        if self.fired_at.is_some_and(|fired| fired >= watermark) {
+            return false;
+        }
+        self.fired_at = Some(watermark);
+        // What an unfinished batch left goes back (its timers stay registered).
+        for &entry in &self.firing[self.handed_out..] {
+            self.queue.push(entry);
+        }
+        self.firing.clear();
+        self.handed_out = 0;
+        // The batch is fixed now: timers registered from here on wait for the next advance
+        // (rule 28 of docs/semantics.md).
+        while self.queue.first().is_some_and(|first| first.0 <= watermark) {
+            let entry = self.queue.pop().expect("a first entry");
+            if self.is_registered(entry) {
+                self.firing.push(entry);
+            }
+        }
+        !self.firing.is_empty()
+    }
+
+    fn next_due(&mut self) -> Option<FiredTimer> {
+        while let Some(&(time, key, id)) = self.firing.get(self.handed_out) {
+            self.handed_out += 1;
+            let Some(timers) = self.by_key.get_mut(key as usize) else {
+                continue;
+            };
+            // An earlier timer of the batch may have deleted or replaced it.
+            let Some(index) = timers.iter().position(|e| e.id == id) else {
+                continue;
+            };
+            let entry = timers.swap_remove(index);
+            self.live -= 1;
+            return Some(FiredTimer {
+                key,
+                time,
+                name: (entry.name != UNNAMED).then(|| self.interned[entry.name as usize].clone()),
+            });
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn register(service: &mut TimerService, key: u32, name: Option<&str>, time: i64) {
+        let mut requests = TimerRequests::default();
+        requests.push(TimerRequest::Register { name, time });
+        service.apply(key, &mut requests);
+    }
+
+    fn due(service: &mut TimerService, watermark: i64) -> Vec<(u32, i64)> {
+        if !service.due(watermark) {
+            return Vec::new();
+        }
+        std::iter::from_fn(|| service.next_due())
+            .map(|t| (t.key, t.time))
+            .collect()
+    }
+
+    #[test]
+    fn named_timers_replace_unnamed_ones_dedupe_and_fire_in_order() {
+        let mut service = TimerService::default();
+        register(&mut service, 1, Some("timeout"), 5000);
+        register(&mut service, 1, Some("timeout"), 7000);
+        register(&mut service, 2, None, 6000);
+        register(&mut service, 2, None, 6000);
+        register(&mut service, 0, None, 6000);
+        assert_eq!(service.len(), 3);
+        assert_eq!(due(&mut service, 6500), [(0, 6000), (2, 6000)]);
+        assert!(service.has_timers(1) && !service.has_timers(2));
+        // The same watermark again fires nothing.
+        register(&mut service, 4, None, 6000);
+        assert_eq!(due(&mut service, 6500), []);
+        assert_eq!(due(&mut service, 6501), [(4, 6000)]);
+    }
+
+    #[test]
+    fn timers_registered_while_firing_wait_and_deleted_ones_do_not_fire() {
+        let mut service = TimerService::default();
+        register(&mut service, 1, Some("timeout"), 7000);
+        register(&mut service, 2, None, 8000);
+        assert!(service.due(10_000));
+        let first = service.next_due().expect("a timer is due");
+        assert_eq!((first.key, first.time), (1, 7000));
+        assert_eq!(first.name.as_deref(), Some("timeout"));
+        // While the first fires: a timer in the past waits, the next one is deleted.
+        register(&mut service, 3, None, 1000);
+        let mut clear = TimerRequests::default();
+        clear.push(TimerRequest::ClearAll);
+        service.apply(2, &mut clear);
+        assert_eq!(service.next_due(), None);
+        assert_eq!(due(&mut service, 10_001), [(3, 1000)]);
+        assert_eq!(service.len(), 0);
+    }
+
+    #[test]
+    fn replaced_timers_do_not_pile_up_in_the_queue() {
+        let mut service = TimerService::default();
+        // One timer per key, pushed a year ahead on every "row".
+        for row in 0..100_000_i64 {
+            register(
+                &mut service,
+                (row % 10) as u32,
+                Some("later"),
+                row + 31_536_000_000,
+            );
+        }
+        assert_eq!(service.len(), 10);
+        assert!(
+            service.queue.len() <= 2 * 10 + 1024 + 1,
+            "{}",
+            service.queue.len()
+        );
+        let fired = due(&mut service, i64::MAX);
+        let expected: Vec<(u32, i64)> = (99_990..100_000_i64)
+            .map(|row| ((row % 10) as u32, row + 31_536_000_000))
+            .collect();
+        assert_eq!(fired, expected);
+        assert_eq!(service.len(), 0);
+    }
+
+    #[test]
+    fn timers_registered_out_of_order_fire_in_time_and_key_order() {
+        let mut service = TimerService::default();
+        let times = [50, 30, 80, 10, 80, 60, 20, 90, 70, 40];
+        for (key, time) in times.iter().enumerate() {
+            register(&mut service, key as u32, None, *time);
+        }
+        assert_eq!(due(&mut service, 45), [(3, 10), (6, 20), (1, 30), (9, 40)]);
+        register(&mut service, 10, None, 55);
+        assert_eq!(
+            due(&mut service, 100),
+            [
+                (0, 50),
+                (10, 55),
+                (5, 60),
+                (8, 70),
+                (2, 80),
+                (4, 80),
+                (7, 90)
+            ]
+        );
+    }
+}
