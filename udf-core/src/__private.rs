@@ -17,9 +17,9 @@ pub use crate::convert::{
 };
 pub use crate::kernel::{Validity, binary, null_result, unary};
 pub use crate::ptf::{
-    CallInfo, Context, FiredTimer, ListView, MapView, OnTimerContext, ProcessCall,
-    ProcessTableFunction, Processor, ProcessorSetup, StateBackend, StateItem, StateKey, StateValue,
-    TimerCall, ValueSlot, ViewSlot,
+    BodyProcessor, Context, EntryStore, ListView, MapView, NoState, OnTimerContext, ProcessBody,
+    ProcessTableFunction, Processor, ProcessorSetup, StateBackend, StateItem, StateKey,
+    StateStores, StateValue, ValueSlot, ViewSlot,
 };
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use crate::spec::{
@@ -229,20 +229,40 @@ pub fn state_spec(
     }
 }
 
-/// Value state of type `T` (the bound is checked here, once, with the state trait's message).
-pub fn value_store<T: StateValue>(backend: StateBackend, spec: &StateSpec) -> ValueSlot<T> {
-    backend.values(spec)
+/// Value state of type `T`, entry `index` of the setup (the bound is checked here, once, with
+/// the state trait's message).
+pub fn value_store<T: StateValue>(
+    setup: &ProcessorSetup,
+    index: usize,
+) -> Result<ValueSlot<T>, Error> {
+    Ok(setup.backend.values(setup.state_spec(index)?))
 }
 
-/// List state of elements `T`.
-pub fn list_store<T: StateItem>(backend: StateBackend, spec: &StateSpec) -> ViewSlot<ListView<T>> {
-    backend.lists(spec)
+/// List state of elements `T`, entry `index` of the setup.
+pub fn list_store<T: StateItem>(
+    setup: &ProcessorSetup,
+    index: usize,
+) -> Result<ViewSlot<ListView<T>>, Error> {
+    Ok(setup.backend.lists(setup.state_spec(index)?))
 }
 
-/// Map state from `K` to `V`.
+/// Map state from `K` to `V`, entry `index` of the setup.
 pub fn map_store<K: StateKey, V: StateItem>(
-    backend: StateBackend,
-    spec: &StateSpec,
-) -> ViewSlot<MapView<K, V>> {
-    backend.maps(spec)
+    setup: &ProcessorSetup,
+    index: usize,
+) -> Result<ViewSlot<MapView<K, V>>, Error> {
+    Ok(setup.backend.maps(setup.state_spec(index)?))
+}
+
+/// The processor of a function whose part of the loop is `B`.
+pub fn processor_of<B: ProcessBody>(
+    function: std::sync::Arc<B::Function>,
+    setup: ProcessorSetup,
+) -> Result<Box<dyn Processor>, Error> {
+    Ok(Box::new(BodyProcessor::<B>::new(function, setup)))
+}
+
+/// The table argument's column, which a function with a table argument always gets.
+pub fn table_column(table: Option<&ArgColumn>) -> Result<&ArgColumn, Error> {
+    table.ok_or_else(|| Error::msg("the table argument is missing"))
 }

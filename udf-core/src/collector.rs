@@ -37,13 +37,90 @@ impl RowKind {
     }
 }
 
+/// Which input row (or group) emitted each row of a chunk. Owners never decrease. The common
+/// case — one row per owner, in order, as a PTF counting rows emits — is kept as a range, so
+/// nothing is written per row for it and the runtime can slice instead of gathering.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Owners {
+    /// Every owner, once the owners stopped being a range; empty while they are one.
+    listed: Vec<usize>,
+    /// While `listed` is empty: the owners are `first..first + len`.
+    first: usize,
+    len: usize,
+}
+
+impl Owners {
+    /// The owners `list` (each row's owner, in order).
+    pub fn from_list(list: Vec<usize>) -> Self {
+        Owners {
+            len: list.len(),
+            listed: list,
+            first: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, owner: usize) {
+        if self.listed.is_empty() {
+            if self.len == 0 {
+                self.first = owner;
+                self.len = 1;
+                return;
+            }
+            if owner == self.first + self.len {
+                self.len += 1;
+                return;
+            }
+            self.listed.reserve(self.len + 1);
+            self.listed.extend(self.first..self.first + self.len);
+        }
+        self.listed.push(owner);
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The owners as a range, when each row has the next owner.
+    pub fn range(&self) -> Option<std::ops::Range<usize>> {
+        (self.listed.is_empty()).then_some(self.first..self.first + self.len)
+    }
+
+    /// The owner of row `row`.
+    pub fn get(&self, row: usize) -> usize {
+        match self.range() {
+            Some(range) => range.start + row,
+            None => self.listed[row],
+        }
+    }
+
+    /// Each row's owner, in order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let range = self.range().unwrap_or(0..0);
+        range.chain(self.listed.iter().copied())
+    }
+
+    /// Each row's owner, in order, as a vector.
+    pub fn into_vec(self) -> Vec<usize> {
+        match self.range() {
+            Some(range) => range.collect(),
+            None => self.listed,
+        }
+    }
+}
+
 /// Rows emitted by a function, with the group (or input row) and kind of each.
 pub struct Emitted<T: ResultValue> {
     builder: T::Builder,
-    /// For each emitted row: the group it belongs to.
-    pub owners: Vec<usize>,
-    /// For each emitted row: its kind.
-    pub kinds: Vec<RowKind>,
+    owners: Owners,
+    /// Each row's kind, once a row was not `+I`; empty while every row is.
+    kinds: Vec<RowKind>,
     error: Option<Error>,
 }
 
@@ -52,8 +129,8 @@ impl<T: ResultValue> Emitted<T> {
     pub fn new(row_type: &DataType, capacity: usize) -> Result<Self, Error> {
         Ok(Emitted {
             builder: T::builder(row_type, capacity)?,
-            owners: Vec::with_capacity(capacity),
-            kinds: Vec::with_capacity(capacity),
+            owners: Owners::default(),
+            kinds: Vec::new(),
             error: None,
         })
     }
@@ -65,8 +142,11 @@ impl<T: ResultValue> Emitted<T> {
         }
         match self.builder.append(row) {
             Ok(()) => {
+                if kind != RowKind::Insert || !self.kinds.is_empty() {
+                    self.kinds.resize(self.owners.len(), RowKind::Insert);
+                    self.kinds.push(kind);
+                }
                 self.owners.push(owner);
-                self.kinds.push(kind);
             }
             Err(error) => self.error = Some(error),
         }
@@ -114,17 +194,23 @@ impl<T: ResultValue> Emitted<T> {
         self.error.take()
     }
 
-    /// The emitted rows as one column of the row type; owners and kinds are drained too.
-    pub fn finish(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error> {
+    /// The emitted rows as one column of the row type, and their owners; the buffer is empty
+    /// afterwards.
+    pub fn finish_rows(&mut self) -> Result<(ArrayRef, Owners), Error> {
         if let Some(error) = self.error.take() {
             return Err(error);
         }
         let column = self.builder.finish()?;
-        Ok((
-            column,
-            std::mem::take(&mut self.owners),
-            std::mem::take(&mut self.kinds),
-        ))
+        self.kinds.clear();
+        Ok((column, std::mem::take(&mut self.owners)))
+    }
+
+    /// The emitted rows as one column of the row type, with each row's owner and kind.
+    pub fn finish(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error> {
+        let mut kinds = std::mem::take(&mut self.kinds);
+        let (column, owners) = self.finish_rows()?;
+        kinds.resize(owners.len(), RowKind::Insert);
+        Ok((column, owners.into_vec(), kinds))
     }
 }
 

@@ -51,7 +51,7 @@ pub use asynchronous::{
     AsyncCall, AsyncFailure, AsyncOptions, AsyncRows, AsyncScalarFunction, AsyncTableFunction,
     BatchFuture, FailureReason, RetryStrategy,
 };
-pub use collector::{Collector, Emitted, RetractableCollector, RowKind};
+pub use collector::{Collector, Emitted, Owners, RetractableCollector, RowKind};
 pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
 pub use error::{Error, Result, panic_message};

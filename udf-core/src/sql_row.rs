@@ -109,17 +109,23 @@ impl<'a, T: RowFieldValue> FieldReader<'a, T> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, index: usize) -> Result<T, Error> {
         if !T::NULLABLE && self.nulls.is_null(index) {
-            return Err(Error::msg(format!(
-                "field `{}` is NULL, which `{}` cannot represent; use `Option<_>`",
-                self.name,
-                std::any::type_name::<T>()
-            )));
+            return Err(null_field::<T>(self.name));
         }
         self.reader.get(index)
     }
+}
+
+/// The error of a NULL in a field whose Rust type has no NULL (kept out of the row loop).
+#[cold]
+#[inline(never)]
+fn null_field<T>(name: &str) -> Error {
+    Error::msg(format!(
+        "field `{name}` is NULL, which `{}` cannot represent; use `Option<_>`",
+        std::any::type_name::<T>()
+    ))
 }
 
 /// The SQL types of the fields of a ROW output type, checked against the struct.
@@ -142,8 +148,8 @@ pub fn row_field_types(
 /// generated builder.
 pub struct StructParts {
     fields: Fields,
+    /// Also counts the rows.
     nulls: NullBufferBuilder,
-    len: usize,
 }
 
 impl StructParts {
@@ -154,24 +160,21 @@ impl StructParts {
         StructParts {
             fields,
             nulls: NullBufferBuilder::new(capacity),
-            len: 0,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn append_valid(&mut self) {
         self.nulls.append_non_null();
-        self.len += 1;
     }
 
     #[inline]
     pub fn append_null(&mut self) {
         self.nulls.append_null();
-        self.len += 1;
     }
 
     pub fn finish(&mut self, columns: Vec<ArrayRef>) -> Result<ArrayRef, Error> {
-        let len = std::mem::take(&mut self.len);
+        let len = self.nulls.len();
         Ok(Arc::new(StructArray::try_new_with_length(
             self.fields.clone(),
             columns,

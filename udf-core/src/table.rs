@@ -7,7 +7,7 @@
 use arrow::array::ArrayRef;
 
 use crate::Error;
-use crate::collector::Emitted;
+use crate::collector::{Emitted, Owners};
 use crate::context::FunctionContext;
 use crate::convert::ResultValue;
 use crate::scalar::ArgColumn;
@@ -54,9 +54,9 @@ pub struct TableCall<'a> {
 
 /// Receives the rows a table function emits.
 pub trait RowSink {
-    /// `rows` is one column of the row type; `owners[i]` is the input row that emitted row
-    /// `i`. Owners never decrease, within a chunk or from one chunk to the next.
-    fn accept(&mut self, rows: ArrayRef, owners: Vec<usize>) -> Result<(), Error>;
+    /// `rows` is one column of the row type; `owners.get(i)` is the input row that emitted
+    /// row `i`. Owners never decrease, within a chunk or from one chunk to the next.
+    fn accept(&mut self, rows: ArrayRef, owners: Owners) -> Result<(), Error>;
 }
 
 /// Hands the rows gathered in `emitted` to `sink`, if there are any.
@@ -67,6 +67,6 @@ pub fn hand_over<T: ResultValue>(
     if emitted.is_empty() {
         return Ok(());
     }
-    let (rows, owners, _) = emitted.finish()?;
+    let (rows, owners) = emitted.finish_rows()?;
     sink.accept(rows, owners)
 }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use crate::Decimal;
 
@@ -12,7 +13,7 @@ use crate::Decimal;
 /// A parameter of type `Value` accepts an argument of any SQL type (Flink's
 /// `InputGroup.ANY`); as a result type it needs a `#[data_type]` hint or a custom
 /// output type, which then decides how the value is stored.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Value {
     Null,
     Boolean(bool),
@@ -190,7 +191,8 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 ///
 /// Its SQL type comes from a `#[data_type("ROW<...>")]` hint (or, for PTF table arguments,
 /// from the table). Two rows are equal when their values are; names are not compared.
-#[derive(Clone, Debug, Default)]
+// Not `Default`: an absent `Row` state is a row of NULLs of its hint, not an empty row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     values: Vec<Value>,
     names: Option<Arc<[String]>>,

@@ -143,7 +143,8 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
             impl<'a> __udf::ArgReader<'a> for #reader<'a> {
                 type Value = #ident;
 
-                #[inline]
+                // A field read each: inlined into the row loop that reads them.
+                #[inline(always)]
                 fn get(&self, index: usize) -> __udf::Result<#ident, __udf::Error> {
                     ::core::result::Result::Ok(#ident {
                         #(#idents: self.#idents.get(index)?,)*
@@ -170,7 +171,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
             }
 
             impl __udf::ValueBuilder<#ident> for #builder {
-                #[inline]
+                #[inline(always)]
                 fn append(&mut self, value: #ident) -> __udf::Result<(), __udf::Error> {
                     #(__udf::ValueBuilder::append(&mut self.#idents, value.#idents)?;)*
                     self.parts.append_valid();

@@ -131,8 +131,9 @@ pub(crate) fn downcast<A: 'static, T: ?Sized>(array: &dyn Array) -> Result<&A, E
 pub(crate) struct Nulls<'a>(Option<&'a arrow::buffer::NullBuffer>);
 
 impl<'a> Nulls<'a> {
+    /// A column's NULLs; none to look at when it has a bitmap but no NULL in it.
     pub(crate) fn of(array: &'a dyn Array) -> Self {
-        Nulls(array.nulls())
+        Nulls(array.nulls().filter(|nulls| nulls.null_count() > 0))
     }
 
     #[inline]

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use crate::Error;
 use crate::context::FunctionContext;
+use crate::ptf::call::{ProcessCall, TimerCall};
 use crate::ptf::context::CallInfo;
-use crate::ptf::state::StateBackend;
-use crate::ptf::timers::{FiredTimer, TimerCall, Timers};
+use crate::ptf::state::{StateBackend, StateStores};
 use crate::scalar::ArgColumn;
-use crate::spec::FunctionSpec;
-use crate::table::RowSink;
+use crate::spec::{FunctionSpec, StateSpec};
 use crate::types::DataType;
 
 /// A process table function in its vectorized form.
@@ -31,7 +30,8 @@ pub trait ProcessTableFunction: Send + Sync + 'static {
     /// Runs once per instance after the last call.
     fn close(&mut self) {}
 
-    /// A virtual processor: the state of the keys routed to it, and its calls.
+    /// A virtual processor's calls. The processor owns `self`: a fresh instance passed here
+    /// is closed by [`Processor::close`].
     fn processor(self: Arc<Self>, setup: ProcessorSetup) -> Result<Box<dyn Processor>, Error>;
 }
 
@@ -43,94 +43,37 @@ pub struct ProcessorSetup {
     /// out), already of the parameter types.
     pub scalars: Vec<ArgColumn>,
     pub info: Arc<CallInfo>,
+    /// The state entries, in declaration order.
+    pub state: Vec<StateSpec>,
     /// Where the processor keeps its keyed state.
     pub backend: StateBackend,
 }
 
-/// One processor's calls and state.
+impl ProcessorSetup {
+    /// The spec of state entry `index`.
+    pub fn state_spec(&self, index: usize) -> Result<&StateSpec, Error> {
+        self.state.get(index).ok_or_else(|| {
+            Error::msg(format!(
+                "`{}` declares state entry {index}, which the call does not know",
+                self.info.function
+            ))
+        })
+    }
+}
+
+/// One processor's calls.
 pub trait Processor: Send {
-    /// Calls `eval` for every row of `call`, in order (and `on_timer` for the timers due
-    /// whenever the watermark moves between rows).
+    /// Empty stores for every state entry (the runtime's keyed-state unit keeps them).
+    fn new_state(&self) -> Result<Box<dyn StateStores>, Error>;
+
+    /// Calls `eval` for every row of `call`, in order, firing the timers the watermark makes
+    /// due before a row.
     fn process(&mut self, call: &mut ProcessCall<'_>) -> Result<(), Error>;
 
     /// Calls `on_timer` for every timer due (`call.timers.next_due()`), in order.
-    fn on_timer(&mut self, call: &mut TimerCall<'_>) -> Result<(), Error> {
-        let _ = call;
-        Err(Error::msg("this function has no `on_timer`"))
-    }
+    fn on_timer(&mut self, call: &mut TimerCall<'_>) -> Result<(), Error>;
 
-    /// Whether key slot `key` holds no state (so the runtime may give it to another key).
-    fn key_is_empty(&self, key: usize) -> bool;
-
-    /// State entries held (value entries plus non-empty views), for tests and metrics.
-    fn state_entries(&self) -> usize;
-}
-
-/// One batch of rows for a processor.
-pub struct ProcessCall<'a> {
-    /// The table argument as one struct column of the function's row type; `None` for a
-    /// function without table arguments (called once per row of an empty input).
-    pub table: Option<&'a ArgColumn>,
-    pub rows: usize,
-    /// The state slot of each row's key (empty for stateless functions).
-    pub keys: &'a [u32],
-    /// Slots whose state became empty during the batch; the runtime may reuse them.
-    pub released: &'a mut Vec<u32>,
-    /// Processing time (ms), for state TTL.
-    pub now: i64,
-    /// Each row's `on_time` value (epoch ms), when the call names one.
-    pub times: Option<&'a [i64]>,
-    /// The processor's watermark while these rows are processed (when it does not move
-    /// between them).
-    pub watermark: Option<i64>,
-    /// The processor's watermark while each row is processed, when it moves between rows:
-    /// timers it makes due fire before the row (rule 26 of docs/semantics.md).
-    pub watermarks: Option<&'a [Option<i64>]>,
-    /// More watermarks timers fire at before a row, in order, besides the row's own: the
-    /// watermark moved more than once between two rows (ORDER BY releases rows advance by
-    /// advance, and an advance may release none).
-    pub firings: &'a [(usize, i64)],
-    /// How many of `firings` were handed out.
-    pub firing: usize,
-    /// The processor's timers: the requests of each call are applied after it.
-    pub timers: &'a mut dyn Timers,
-    /// Timers fired between rows, in order. A row emitted by `eval` is owned by its input
-    /// row; one emitted by `on_timer` by `rows` + its timer's index here.
-    pub fired: &'a mut Vec<FiredTimer>,
-    /// The row being evaluated (or `rows` + the index of the timer being fired), kept up
-    /// to date so an error or panic can name it.
-    pub row: usize,
-    /// Emitted rows are handed to `sink` once this many have gathered.
-    pub chunk: usize,
-    pub sink: &'a mut dyn RowSink,
-}
-
-impl ProcessCall<'_> {
-    /// The `on_time` value of `row`.
-    #[inline]
-    pub fn time(&self, row: usize) -> Option<i64> {
-        self.times.map(|times| times[row])
-    }
-
-    /// The next watermark timers must fire at before `row`: `firings` at this row first,
-    /// then the row's own watermark (`own`, taken).
-    #[inline]
-    pub fn next_firing(&mut self, row: usize, own: &mut Option<i64>) -> Option<i64> {
-        match self.firings.get(self.firing) {
-            Some(&(at, watermark)) if at == row => {
-                self.firing += 1;
-                Some(watermark)
-            }
-            _ => own.take(),
-        }
-    }
-
-    /// The watermark while `row` is processed.
-    #[inline]
-    pub fn watermark_at(&self, row: usize) -> Option<i64> {
-        match self.watermarks {
-            Some(watermarks) => watermarks[row],
-            None => self.watermark,
-        }
-    }
+    /// Closes the function instance the processor owns (its last call is over). The runtime
+    /// calls it once.
+    fn close(&mut self);
 }

@@ -1,16 +1,24 @@
 //! Process table functions (PTFs): user-defined operators over tables, with keyed state.
+//!
+//! `#[ptf]` implements [`ProcessTableFunction`] and [`ProcessBody`] for the user's function;
+//! the row loop and the timer protocol are [`process`] and [`fire`], written once
+//! (`run.rs`). What a call receives is in `call.rs`, the state stores in `state/`.
 
+mod call;
 mod clock;
 mod context;
 mod function;
+mod run;
 mod state;
 mod timers;
 
+pub use call::{Emission, Firing, Position, ProcessCall, Rows, TimerCall, WatermarkTrace};
 pub use clock::{ManualClock, ProcessingClock, SystemClock};
 pub use context::{CallInfo, Context, OnTimerContext, TableSemantics, TimeContext};
-pub use function::{ProcessCall, ProcessTableFunction, Processor, ProcessorSetup};
+pub use function::{ProcessTableFunction, Processor, ProcessorSetup};
+pub use run::{BodyProcessor, ProcessBody, fire, process};
 pub use state::{
-    KeyedView, ListView, MapView, StateBackend, StateItem, StateKey, StateValue, ValueSlot,
-    ValueStates, ValueStore, ViewSlot, ViewStates, ViewStore,
+    EntryStore, KeyedView, ListView, MapView, NoState, StateBackend, StateItem, StateKey,
+    StateStores, StateValue, ValueSlot, ValueStates, ValueStore, ViewSlot, ViewStates, ViewStore,
 };
-pub use timers::{FiredTimer, NoTimers, TimerCall, TimerRequest, TimerRequests, Timers};
+pub use timers::{FiredTimer, NoTimers, TimerRequest, TimerRequests, Timers};

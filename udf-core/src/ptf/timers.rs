@@ -1,8 +1,6 @@
 //! Timers as calls see them: requests a call makes through its `TimeContext`, applied by
 //! the processor's timer service once the call returns, and the timers that fire.
 
-use crate::table::RowSink;
-
 /// What a call asked of the timers of its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerRequest<'a> {
@@ -102,26 +100,6 @@ pub struct FiredTimer {
     pub key: u32,
     pub time: i64,
     pub name: Option<std::sync::Arc<str>>,
-}
-
-/// A call that fires the timers due (see [`Timers::due`]).
-pub struct TimerCall<'a> {
-    /// The watermark that made them fire.
-    pub watermark: i64,
-    /// Processing time (ms), for state TTL.
-    pub now: i64,
-    pub timers: &'a mut dyn Timers,
-    /// The timers fired, in order; rows `on_timer` emits are owned by their timer's index
-    /// here.
-    pub fired: &'a mut Vec<FiredTimer>,
-    /// The timer being fired (its index in `fired`), kept up to date so an error or panic
-    /// can name it.
-    pub row: usize,
-    /// Emitted rows are handed to `sink` once this many have gathered.
-    pub chunk: usize,
-    pub sink: &'a mut dyn RowSink,
-    /// Keys whose state became empty.
-    pub released: &'a mut Vec<u32>,
 }
 
 /// A timer service for calls that can have no timers.

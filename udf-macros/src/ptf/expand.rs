@@ -1,13 +1,14 @@
-//! Code generation for `#[ptf]`: the spec, and a processor type whose `process` loops over
-//! the rows of a batch — fire the timers the row's watermark made due, load state, call
-//! `eval`, write state back, hand emitted rows on.
+//! Code generation for `#[ptf]`: the spec, a struct with one store per state entry, a struct
+//! with the readers of one call's arguments, and `ProcessBody` — one `eval` (and `on_timer`)
+//! call with its state loaded before and written back after. The row loop and the timer
+//! protocol are udf-core's (`ptf/run.rs`), instantiated for the function.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::PtfDef;
-use super::model::{StateKind, StateParam};
+use super::model::{ArgParam, ContextParam, PtfEval, StateKind, StateParam};
 use crate::dispatch;
 use crate::eval::lifecycle_of;
 use crate::signature::Receiver;
@@ -20,7 +21,7 @@ fn option(tokens: Option<TokenStream>) -> TokenStream {
     }
 }
 
-/// The store type of a state entry, and the constructor taking its spec.
+/// The store type of a state entry, and the constructor taking the setup and its index.
 fn store(state: &StateParam) -> (TokenStream, TokenStream) {
     let tys: Vec<_> = state
         .types
@@ -56,17 +57,121 @@ fn store(state: &StateParam) -> (TokenStream, TokenStream) {
 pub fn expand(def: &PtfDef) -> TokenStream {
     let eval = &def.eval;
     let self_ty = &def.self_ty;
-    let method = &eval.ident;
-    let (target, this_arg) = match eval.receiver {
-        Receiver::None => (quote!(#self_ty), quote!()),
-        Receiver::Ref => (quote!(<#self_ty>), quote!(this,)),
-    };
     let Some(row) = &eval.collector else {
         return quote!();
     };
-    let row_ty = types::with_lifetimes(row, "'_");
+    let row_ty = types::with_lifetimes(row, "'static");
 
-    // Compile-time checks of hints and of the table parameters' types.
+    let checks = checks(eval, row);
+    let spec = spec(def, row);
+    let (state_items, state_ty, state_new) = state_struct(&eval.states);
+    let (args_items, args_new) = args_struct(&eval.args);
+    let eval_call = call_method(self_ty, eval, &eval.states, eval_arguments(eval));
+    let timer = def.on_timer.as_ref().map(|timer| {
+        let call = call_method(self_ty, timer, &eval.states, TokenStream::new());
+        quote! {
+            #[inline]
+            #[allow(unused_variables)]
+            fn on_timer(
+                function: &Self::Function,
+                key: usize,
+                now: i64,
+                ctx: &mut __udf::OnTimerContext<'_>,
+                state: &mut Self::State,
+                out: &mut __udf::Collector<'_, Self::Row>,
+            ) -> __udf::Result<bool, __udf::Error> {
+                #call
+            }
+        }
+    });
+    let stateful = !eval.states.is_empty();
+    let has_timer = def.on_timer.is_some();
+    let eval_context = eval.context.is_some();
+    let lifecycle = lifecycle_of(
+        &def.self_ty,
+        def.open.as_ref(),
+        def.close.as_ref(),
+        quote!(__udf::ProcessTableFunction),
+    );
+
+    quote! {
+        const _: () = {
+            use ::udf_core::__private as __udf;
+
+            #checks
+            #state_items
+            #args_items
+
+            /// The function's part of the row loop (udf-core's `ptf::process`).
+            struct UdfBody;
+
+            impl __udf::ProcessBody for UdfBody {
+                type Function = #self_ty;
+                type State = #state_ty;
+                type Args<'a> = UdfArgs<'a>;
+                type Row = #row_ty;
+
+                const STATEFUL: bool = #stateful;
+                const TIMERS: bool = #has_timer;
+                const EVAL_CONTEXT: bool = #eval_context;
+
+                #[allow(unused_variables)]
+                fn state(setup: &__udf::ProcessorSetup) -> __udf::Result<Self::State, __udf::Error> {
+                    ::core::result::Result::Ok(#state_new)
+                }
+
+                #[allow(unused_variables)]
+                fn args<'a>(
+                    setup: &'a __udf::ProcessorSetup,
+                    table: ::core::option::Option<&'a __udf::ArgColumn>,
+                ) -> __udf::Result<UdfArgs<'a>, __udf::Error> {
+                    ::core::result::Result::Ok(#args_new)
+                }
+
+                #[inline]
+                #[allow(unused_variables)]
+                fn eval(
+                    function: &#self_ty,
+                    args: &UdfArgs<'_>,
+                    row: usize,
+                    key: usize,
+                    now: i64,
+                    ctx: &mut __udf::Context<'_>,
+                    state: &mut Self::State,
+                    out: &mut __udf::Collector<'_, Self::Row>,
+                ) -> __udf::Result<bool, __udf::Error> {
+                    #eval_call
+                }
+
+                #timer
+            }
+
+            impl __udf::ProcessTableFunction for #self_ty {
+                fn spec(&self) -> __udf::FunctionSpec {
+                    #spec
+                }
+
+                #lifecycle
+
+                fn processor(
+                    self: ::std::sync::Arc<Self>,
+                    setup: __udf::ProcessorSetup,
+                ) -> __udf::Result<::std::boxed::Box<dyn __udf::Processor>, __udf::Error> {
+                    __udf::processor_of::<UdfBody>(self, setup)
+                }
+            }
+
+            impl __udf::UserFunction for #self_ty {
+                fn into_function(self) -> __udf::Function {
+                    __udf::Function::Process(::std::sync::Arc::new(self))
+                }
+            }
+        };
+    }
+}
+
+/// Compile-time checks of the hints and of the table parameters' types.
+fn checks(eval: &PtfEval, row: &syn::Type) -> TokenStream {
     let mut checks = dispatch::params_checks(eval.args.iter().map(|a| &a.param));
     checks.extend(dispatch::return_checks(row, eval.output_hint.as_ref()));
     for arg in eval.args.iter().filter(|a| a.table.is_some()) {
@@ -81,8 +186,13 @@ pub fn expand(def: &PtfDef) -> TokenStream {
             &message,
         ));
     }
+    checks
+}
 
-    // The spec.
+/// The function's spec: its signature (table arguments with their traits), output and state.
+fn spec(def: &PtfDef, row: &syn::Type) -> TokenStream {
+    let eval = &def.eval;
+    let row_ty = types::with_lifetimes(row, "'_");
     let arg_specs = eval.args.iter().map(|arg| {
         let param = &arg.param;
         let ty = types::with_lifetimes(&param.ty, "'_");
@@ -122,319 +232,196 @@ pub fn expand(def: &PtfDef) -> TokenStream {
         quote!(__udf::state_spec(#name, #kind, #shown, #hint, #ttl))
     });
     let (sql_name, description) = (&def.sql_name, &def.description);
-
-    // The processor's state stores.
-    let fields: Vec<_> = (0..eval.states.len())
-        .map(|i| format_ident!("state_{i}"))
-        .collect();
-    let (store_types, store_new): (Vec<_>, Vec<_>) = eval.states.iter().map(store).unzip();
-    let indices: Vec<usize> = (0..eval.states.len()).collect();
-    let stateful = !eval.states.is_empty();
-
-    // Per batch: readers of the table and scalar arguments.
-    let mut setup = TokenStream::new();
-    let mut call_args = TokenStream::new();
-    if let Some(context) = &eval.context {
-        call_args.extend(if context.mutable {
-            quote!(&mut ctx,)
-        } else {
-            quote!(&ctx,)
-        });
+    let has_timer = def.on_timer.is_some();
+    quote! {
+        __udf::FunctionSpec::new(#sql_name, __udf::FunctionKind::ProcessTable)
+            .description(#description)
+            .signature(
+                __udf::Signature::new("eval")
+                    #(.arg(#arg_specs))*
+                    .output(__udf::output_spec::<#row_ty>(#output_hint))
+            )
+            #(.state(#state_specs))*
+            .on_timer(#has_timer)
     }
-    for (state, field) in eval.states.iter().zip(&fields) {
-        call_args.extend(match state.kind {
-            StateKind::Value => quote!(&mut #field,),
-            StateKind::List | StateKind::Map => quote!(#field,),
-        });
+}
+
+/// `UdfState`, one store per state entry (named after the `eval` parameter), with its
+/// `StateStores` impl; the type to name; its constructor.
+fn state_struct(states: &[StateParam]) -> (TokenStream, TokenStream, TokenStream) {
+    if states.is_empty() {
+        return (quote!(), quote!(__udf::NoState), quote!(__udf::NoState));
     }
-    let mut scalar = 0usize;
-    for (i, arg) in eval.args.iter().enumerate() {
-        let param = &arg.param;
-        let ty = types::with_lifetimes(&param.ty, "'_");
-        let name = &param.sql_name;
-        let input = format_ident!("arg{i}");
-        let reader = quote_spanned!(param.ty.span()=> __udf::reader::<#ty>);
-        if arg.table.is_some() {
-            setup.extend(quote! {
-                let #input = match call.table {
-                    ::core::option::Option::Some(column) => #reader(column, #name)?,
-                    ::core::option::Option::None => {
-                        return ::std::result::Result::Err(__udf::Error::msg("the table argument is missing"));
-                    }
-                };
-            });
-            call_args.extend(quote!(__udf::ArgReader::get(&#input.reader, row)?,));
-        } else {
-            setup.extend(quote!(let #input = #reader(&self.setup.scalars[#scalar], #name)?;));
-            call_args.extend(quote!(__udf::ArgReader::get(&#input.reader, 0)?,));
-            scalar += 1;
+    let fields: Vec<_> = states.iter().map(|s| &s.ident).collect();
+    let (store_types, store_new): (Vec<_>, Vec<_>) = states.iter().map(store).unzip();
+    let indices: Vec<usize> = (0..states.len()).collect();
+    let items = quote! {
+        /// The stores of the state entries, one per `#[state]` parameter, for every key slot of
+        /// a processor.
+        struct UdfState {
+            #(#fields: #store_types,)*
         }
-    }
 
-    let load: TokenStream = eval
-        .states
+        impl __udf::StateStores for UdfState {
+            fn entry(&self, index: usize) -> ::core::option::Option<&dyn __udf::EntryStore> {
+                match index {
+                    #(#indices => ::core::option::Option::Some(&self.#fields),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            fn entry_mut(&mut self, index: usize) -> ::core::option::Option<&mut dyn __udf::EntryStore> {
+                match index {
+                    #(#indices => ::core::option::Option::Some(&mut self.#fields),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            fn as_any_mut(&mut self) -> &mut dyn ::core::any::Any {
+                self
+            }
+        }
+    };
+    let new = quote!(UdfState {
+        #(#fields: #store_new(setup, #indices)?,)*
+    });
+    (items, quote!(UdfState), new)
+}
+
+/// `UdfArgs`, the reader of each argument (named after its parameter), and its constructor
+/// over one call's table column and the scalar arguments.
+fn args_struct(args: &[ArgParam]) -> (TokenStream, TokenStream) {
+    let fields: Vec<_> = args.iter().map(|a| &a.param.ident).collect();
+    let readers = args.iter().map(|arg| {
+        let ty = types::with_lifetimes(&arg.param.ty, "'a");
+        quote_spanned!(arg.param.ty.span()=> __udf::ArgInput<<#ty as __udf::ArgValue<'a>>::Reader>)
+    });
+    let mut scalar = 0usize;
+    let new_readers = args.iter().map(|arg| {
+        let ty = types::with_lifetimes(&arg.param.ty, "'_");
+        let name = &arg.param.sql_name;
+        let reader = quote_spanned!(arg.param.ty.span()=> __udf::reader::<#ty>);
+        match arg.table {
+            Some(_) => quote!(#reader(__udf::table_column(table)?, #name)?),
+            None => {
+                let index = scalar;
+                scalar += 1;
+                quote!(#reader(&setup.scalars[#index], #name)?)
+            }
+        }
+    });
+    let new_readers: Vec<_> = new_readers.collect();
+    // Without arguments the struct has only the lifetime to hold.
+    let (marker, marker_new) = if args.is_empty() {
+        (
+            quote!(_call: ::core::marker::PhantomData<&'a ()>,),
+            quote!(_call: ::core::marker::PhantomData,),
+        )
+    } else {
+        (quote!(), quote!())
+    };
+    let items = quote! {
+        /// The readers of one call's arguments: the table argument's rows and the scalar
+        /// arguments' values.
+        struct UdfArgs<'a> {
+            #(#fields: #readers,)*
+            #marker
+        }
+    };
+    let new = quote!(UdfArgs {
+        #(#fields: #new_readers,)*
+        #marker_new
+    });
+    (items, new)
+}
+
+/// `eval`'s arguments after its state entries: the table argument at `row`, scalar arguments.
+fn eval_arguments(eval: &PtfEval) -> TokenStream {
+    eval.args
         .iter()
-        .zip(&fields)
-        .map(|(state, field)| match state.kind {
-            StateKind::Value => quote!(let mut #field = self.#field.load(key, now);),
-            StateKind::List | StateKind::Map => quote!(let #field = self.#field.view(key, now);),
-        })
-        .collect();
-    // Each store says whether the key is left without an entry; a key left with none at
-    // all may give its slot back.
-    let write_back: TokenStream = eval
-        .states
-        .iter()
-        .zip(&fields)
-        .zip(&indices)
-        .map(|((state, field), i)| {
-            let keep = match state.kind {
-                StateKind::Value => quote!(self.#field.store(key, #field, now)),
-                StateKind::List | StateKind::Map => quote!(self.#field.finish(key)),
+        .map(|arg| {
+            let field = &arg.param.ident;
+            let index = if arg.table.is_some() {
+                quote!(row)
+            } else {
+                quote!(0)
             };
+            quote!(__udf::ArgReader::get(&args.#field.reader, #index)?,)
+        })
+        .collect()
+}
+
+/// One call of `method`: load each state entry of `key`, call, write each back (or clear it,
+/// if the call cleared it); whether the key is left without state. `states` are `eval`'s,
+/// whose names the stores have (`on_timer` declares the same entries in the same order).
+fn call_method(
+    self_ty: &syn::Type,
+    method: &PtfEval,
+    states: &[StateParam],
+    arguments: TokenStream,
+) -> TokenStream {
+    let ident = &method.ident;
+    let receiver = match method.receiver {
+        Receiver::None => quote!(),
+        Receiver::Ref => quote!(function,),
+    };
+    let context = match &method.context {
+        Some(ContextParam { mutable: true }) => quote!(ctx,),
+        Some(ContextParam { mutable: false }) => quote!(&*ctx,),
+        None => quote!(),
+    };
+    // Loaded values are locals named after their entry's position: a user's names cannot
+    // clash with `key`, `now` or another entry.
+    let locals: Vec<_> = (0..states.len())
+        .map(|i| format_ident!("entry_{i}"))
+        .collect();
+    let load = states.iter().zip(&locals).map(|(state, local)| {
+        let field = &state.ident;
+        match state.kind {
+            StateKind::Value => quote!(let mut #local = state.#field.load(key, now);),
+            StateKind::List | StateKind::Map => quote!(let #local = state.#field.view(key, now);),
+        }
+    });
+    let pass = states
+        .iter()
+        .zip(&locals)
+        .map(|(state, local)| match state.kind {
+            StateKind::Value => quote!(&mut #local,),
+            StateKind::List | StateKind::Map => quote!(#local,),
+        });
+    let write_back = states
+        .iter()
+        .zip(&locals)
+        .enumerate()
+        .map(|(index, (state, local))| {
+            let field = &state.ident;
+            let keep = match state.kind {
+                StateKind::Value => quote!(state.#field.store(key, #local, now)),
+                StateKind::List | StateKind::Map => quote!(state.#field.finish(key)),
+            };
+            // Only a call with a context can clear state.
+            if method.context.is_none() {
+                return quote!(absent &= #keep;);
+            }
             quote! {
-                let absent = if ctx.is_cleared(#i) {
-                    self.#field.clear(key);
+                absent &= if ctx.is_cleared(#index) {
+                    __udf::EntryStore::clear(&mut state.#field, key as u32);
                     true
                 } else {
                     #keep
-                } && absent;
+                };
             }
-        })
-        .collect();
-    // Keys have slots when there is state or timers.
-    let keyed = stateful || def.on_timer.is_some();
-    let key = if keyed {
-        quote!(let key = call.keys[row] as usize;)
-    } else {
-        quote!()
-    };
-    let apply_timers = if def.on_timer.is_some() {
-        quote! {
-            if !ctx.timer_requests().is_empty() {
-                call.timers.apply(key as u32, ctx.timer_requests());
-            }
-        }
-    } else {
-        quote!()
-    };
-    let on_timer = def.on_timer.as_ref().map(|timer| {
-        on_timer_method(
-            &fire_loop(timer, &fields, &load, &write_back, quote!(0)),
-            &emitted_type(row),
-        )
-    });
-    // Timers the watermark made due fire before the row (rule 26 of docs/semantics.md).
-    let fire_before_row = match &def.on_timer {
-        Some(timer) => {
-            let fire = fire_loop(timer, &fields, &load, &write_back, quote!(call.rows));
-            quote! {
-                let mut own = watermark;
-                while let ::core::option::Option::Some(watermark) = call.next_firing(row, &mut own) {
-                    if call.timers.due(watermark) {
-                        #fire
-                    }
-                }
-                call.row = row;
-            }
-        }
-        None => quote!(),
-    };
-    let has_timer = def.on_timer.is_some();
-    let release = if stateful {
-        quote! {
-            if absent {
-                call.released.push(key as u32);
-            }
-        }
-    } else {
-        quote!()
-    };
-    let unit = match &eval.output {
-        Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
-        None => quote!(__udf::UnitResult::into_result),
-    };
-    // Sized for about a row out per row in (a call may cover a single row).
-    let emitted = quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>::new(&self.setup.output, call.chunk.min(call.rows))?);
-
-    let lifecycle = lifecycle_of(
-        &def.self_ty,
-        def.open.as_ref(),
-        def.close.as_ref(),
-        quote!(__udf::ProcessTableFunction),
-    );
-
-    quote! {
-        const _: () = {
-            use ::udf_core::__private as __udf;
-
-            #checks
-
-            struct UdfProcessor {
-                function: ::std::sync::Arc<#self_ty>,
-                setup: __udf::ProcessorSetup,
-                #(#fields: #store_types,)*
-            }
-
-            impl __udf::Processor for UdfProcessor {
-                #[allow(unused_variables, unused_mut, clippy::needless_borrow)]
-                fn process(&mut self, call: &mut __udf::ProcessCall<'_>) -> __udf::Result<(), __udf::Error> {
-                    let this: &#self_ty = &self.function;
-                    let now = call.now;
-                    #setup
-                    let mut emitted = #emitted;
-                    let mut ctx = __udf::Context::new(&self.setup.info);
-                    for row in 0..call.rows {
-                        call.row = row;
-                        let watermark = call.watermark_at(row);
-                        #fire_before_row
-                        #key
-                        ctx.next_row(call.time(row), watermark);
-                        #load
-                        #unit(#target::#method(#this_arg #call_args &mut emitted.collector(row)))?;
-                        if let ::core::option::Option::Some(error) = ctx.take_error() {
-                            return ::std::result::Result::Err(error);
-                        }
-                        let absent = true;
-                        #write_back
-                        #apply_timers
-                        #release
-                        if let ::core::option::Option::Some(error) = emitted.take_error() {
-                            return ::std::result::Result::Err(error);
-                        }
-                        if emitted.len() >= call.chunk {
-                            __udf::hand_over(&mut emitted, &mut *call.sink)?;
-                        }
-                    }
-                    __udf::hand_over(&mut emitted, &mut *call.sink)
-                }
-
-                #on_timer
-
-                fn key_is_empty(&self, key: usize) -> bool {
-                    true #(&& self.#fields.is_absent(key))*
-                }
-
-                fn state_entries(&self) -> usize {
-                    0 #(+ self.#fields.len())*
-                }
-            }
-
-            impl __udf::ProcessTableFunction for #self_ty {
-                fn spec(&self) -> __udf::FunctionSpec {
-                    __udf::FunctionSpec::new(#sql_name, __udf::FunctionKind::ProcessTable)
-                        .description(#description)
-                        .signature(
-                            __udf::Signature::new("eval")
-                                #(.arg(#arg_specs))*
-                                .output(__udf::output_spec::<#row_ty>(#output_hint))
-                        )
-                        #(.state(#state_specs))*
-                        .on_timer(#has_timer)
-                }
-
-                #lifecycle
-
-                fn processor(
-                    self: ::std::sync::Arc<Self>,
-                    setup: __udf::ProcessorSetup,
-                ) -> __udf::Result<::std::boxed::Box<dyn __udf::Processor>, __udf::Error> {
-                    let spec = __udf::ProcessTableFunction::spec(&*self);
-                    ::std::result::Result::Ok(::std::boxed::Box::new(UdfProcessor {
-                        #(#fields: #store_new(setup.backend, &spec.state[#indices]),)*
-                        function: self,
-                        setup,
-                    }))
-                }
-            }
-
-            impl __udf::UserFunction for #self_ty {
-                fn into_function(self) -> __udf::Function {
-                    __udf::Function::Process(::std::sync::Arc::new(self))
-                }
-            }
-        };
-    }
-}
-
-/// `Emitted::<T>` for row type `T`.
-fn emitted_type(row: &syn::Type) -> TokenStream {
-    let row_ty = types::with_lifetimes(row, "'_");
-    quote_spanned!(row.span()=> __udf::Emitted::<#row_ty>)
-}
-
-/// The loop that fires the timers due: each still registered gets its key's state, runs
-/// `on_timer` (its rows owned by `base` + the timer's index in `call.fired`), and hands the
-/// state and timer requests back as `eval` does. Shared by `on_timer` (the runtime fires)
-/// and `process` (the watermark moved between rows).
-fn fire_loop(
-    timer: &super::model::PtfEval,
-    fields: &[syn::Ident],
-    load: &TokenStream,
-    write_back: &TokenStream,
-    base: TokenStream,
-) -> TokenStream {
-    let method = &timer.ident;
-    let mut call_args = TokenStream::new();
-    if let Some(context) = &timer.context {
-        call_args.extend(if context.mutable {
-            quote!(&mut ctx,)
-        } else {
-            quote!(&ctx,)
         });
-    }
-    for (state, field) in timer.states.iter().zip(fields) {
-        call_args.extend(match state.kind {
-            StateKind::Value => quote!(&mut #field,),
-            StateKind::List | StateKind::Map => quote!(#field,),
-        });
-    }
-    let unit = match &timer.output {
+    let unit = match &method.output {
         Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
         None => quote!(__udf::UnitResult::into_result),
     };
     quote! {
-        while let ::core::option::Option::Some(timer) = call.timers.next_due() {
-            let index = call.fired.len();
-            call.row = #base + index;
-            call.fired.push(timer);
-            let timer = &call.fired[index];
-            let key = timer.key as usize;
-            let mut ctx = __udf::OnTimerContext::new(&self.setup.info, timer, ::core::option::Option::Some(watermark));
-            #load
-            #unit(this.#method(#call_args &mut emitted.collector(#base + index)))?;
-            if let ::core::option::Option::Some(error) = ctx.take_error() {
-                return ::std::result::Result::Err(error);
-            }
-            let absent = true;
-            #write_back
-            if !ctx.timer_requests().is_empty() {
-                call.timers.apply(timer.key, ctx.timer_requests());
-            }
-            if absent {
-                call.released.push(timer.key);
-            }
-            if let ::core::option::Option::Some(error) = emitted.take_error() {
-                return ::std::result::Result::Err(error);
-            }
-            if emitted.len() >= call.chunk {
-                __udf::hand_over(&mut emitted, &mut *call.sink)?;
-            }
-        }
-    }
-}
-
-/// `Processor::on_timer`: the timers the runtime found due.
-fn on_timer_method(fire: &TokenStream, emitted: &TokenStream) -> TokenStream {
-    quote! {
-        #[allow(unused_variables, unused_mut, clippy::needless_borrow)]
-        fn on_timer(&mut self, call: &mut __udf::TimerCall<'_>) -> __udf::Result<(), __udf::Error> {
-            let this = &*self.function;
-            let now = call.now;
-            let watermark = call.watermark;
-            let mut emitted = #emitted::new(&self.setup.output, call.chunk)?;
-            #fire
-            __udf::hand_over(&mut emitted, &mut *call.sink)
-        }
+        #(#load)*
+        #unit(<#self_ty>::#ident(#receiver #context #(#pass)* #arguments out))?;
+        #[allow(unused_mut)]
+        let mut absent = true;
+        #(#write_back)*
+        ::core::result::Result::Ok(absent)
     }
 }

@@ -102,6 +102,8 @@ fn from_fn(mut function: syn::ItemFn, options: FunctionOptions, cx: Ctxt) -> Tok
     let mut method = function.clone();
     method.sig.ident = Ident::new("eval", ident.span());
     method.attrs.retain(|a| !a.path().is_ident("doc"));
+    // Called once per row from the generated loop, in the user's crate.
+    method.attrs.push(syn::parse_quote!(#[inline]));
     let item = quote! {
         #(#docs)*
         #[allow(non_camel_case_types)]

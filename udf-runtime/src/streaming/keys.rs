@@ -2,7 +2,8 @@
 //! indexes the function's state stores; slots of keys whose state became empty are reused.
 //!
 //! One integer key column (the common case) is looked up by value; any other keys are
-//! compared in Arrow's row format.
+//! compared in Arrow's row format. Slots are the table's own business: outside it — in
+//! snapshots — a key is its bytes (`key_bytes`), which mean the same in every run.
 
 use std::hash::Hash;
 
@@ -105,9 +106,10 @@ impl KeyTable {
         })
     }
 
-    /// The slot of each row's key, assigning slots to new keys.
-    pub fn slots(&mut self, keys: &[ArrayRef], rows: usize) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(rows);
+    /// The slot of each row's key into `out` (cleared first), assigning slots to new keys.
+    pub fn slots(&mut self, keys: &[ArrayRef], rows: usize, out: &mut Vec<u32>) -> Result<()> {
+        out.clear();
+        out.reserve(rows);
         let (free, assigned) = (&mut self.free, &mut self.assigned);
         match &mut self.lookup {
             Lookup::Single => out.resize(rows, 0),
@@ -146,7 +148,7 @@ impl KeyTable {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Frees `slot` for another key (its state is empty).
@@ -202,7 +204,97 @@ impl KeyTable {
             }
         }
     }
+}
 
+/// Keys by their bytes, for snapshots and lookups from outside the processor's calls (see
+/// `streaming/state/`).
+#[cfg_attr(not(test), allow(dead_code))]
+impl KeyTable {
+    /// The bytes of the key in `slot` (which must be in use): the integer's 8 little-endian
+    /// bytes (none for NULL), the row-format bytes of other keys, nothing without keys.
+    pub fn key_bytes(&self, slot: u32) -> Option<Vec<u8>> {
+        match &self.lookup {
+            Lookup::Single => Some(Vec::new()),
+            Lookup::Integer(slots, null_slot) => {
+                if *null_slot == Some(slot) {
+                    return Some(Vec::new());
+                }
+                let value = slots.keys.get(slot as usize).copied().flatten()?;
+                Some(value.to_le_bytes().to_vec())
+            }
+            Lookup::Rows(_, slots) => slots
+                .keys
+                .get(slot as usize)
+                .and_then(Option::as_ref)
+                .map(|bytes| bytes.to_vec()),
+        }
+    }
+
+    /// The bytes of each row's key in `keys` (see `key_bytes`).
+    pub fn encode(&self, keys: &[ArrayRef], rows: usize) -> Result<Vec<Vec<u8>>> {
+        Ok(match &self.lookup {
+            Lookup::Single => vec![Vec::new(); rows],
+            Lookup::Integer(..) => {
+                let column = cast(&keys[0], &ArrowType::Int64)?;
+                column
+                    .as_primitive::<Int64Type>()
+                    .iter()
+                    .map(|value| value.map_or_else(Vec::new, |v| v.to_le_bytes().to_vec()))
+                    .collect()
+            }
+            Lookup::Rows(converter, _) => converter
+                .convert_columns(keys)?
+                .iter()
+                .map(|row| row.as_ref().to_vec())
+                .collect(),
+        })
+    }
+
+    /// The slot of the key in use whose bytes are `bytes`, if it has one.
+    pub fn find_bytes(&self, bytes: &[u8]) -> Option<u32> {
+        match &self.lookup {
+            Lookup::Single => (self.assigned > 0).then_some(0),
+            Lookup::Integer(slots, null_slot) => match bytes {
+                [] => *null_slot,
+                bytes => {
+                    let value = i64::from_le_bytes(bytes.try_into().ok()?);
+                    slots.slots.get(&value).copied()
+                }
+            },
+            Lookup::Rows(_, slots) => slots.slots.get(bytes).copied(),
+        }
+    }
+
+    /// The slot of the key whose bytes are `bytes` (see `key_bytes`), assigned if new.
+    pub fn slot_of_bytes(&mut self, bytes: &[u8]) -> Result<u32> {
+        let (free, assigned) = (&mut self.free, &mut self.assigned);
+        Ok(match &mut self.lookup {
+            Lookup::Single => 0,
+            Lookup::Integer(slots, null_slot) => match bytes {
+                [] => *null_slot.get_or_insert_with(|| {
+                    free.pop().unwrap_or_else(|| {
+                        *assigned += 1;
+                        *assigned - 1
+                    })
+                }),
+                bytes => {
+                    let value = i64::from_le_bytes(bytes.try_into().map_err(|_| {
+                        datafusion::common::DataFusionError::Execution(format!(
+                            "a saved integer key has {} bytes, not 8",
+                            bytes.len()
+                        ))
+                    })?);
+                    slot_of!(slots, free, *assigned, &value, value)
+                }
+            },
+            Lookup::Rows(_, slots) => {
+                slot_of!(slots, free, *assigned, bytes, Box::<[u8]>::from(bytes))
+            }
+        })
+    }
+}
+
+impl KeyTable {
     /// Keys holding a slot.
     pub fn len(&self) -> usize {
         match &self.lookup {
@@ -223,17 +315,23 @@ mod tests {
 
     use super::*;
 
+    fn slots(table: &mut KeyTable, keys: &[ArrayRef], rows: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        table.slots(keys, rows, &mut out).unwrap();
+        out
+    }
+
     #[test]
     fn equal_keys_share_a_slot_and_freed_slots_are_reused() {
         let mut table = KeyTable::new(&[ArrowType::Utf8, ArrowType::Int64]).unwrap();
         let a: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a", "a"]));
         let b: ArrayRef = Arc::new(Int64Array::from(vec![1, 1, 1, 2]));
-        assert_eq!(table.slots(&[a, b], 4).unwrap(), [0, 1, 0, 2]);
+        assert_eq!(slots(&mut table, &[a, b], 4), [0, 1, 0, 2]);
         table.release(1);
         assert_eq!(table.len(), 2);
         let a: ArrayRef = Arc::new(StringArray::from(vec!["c"]));
         let b: ArrayRef = Arc::new(Int64Array::from(vec![9]));
-        assert_eq!(table.slots(&[a, b], 1).unwrap(), [1]);
+        assert_eq!(slots(&mut table, &[a, b], 1), [1]);
     }
 
     #[test]
@@ -246,11 +344,11 @@ mod tests {
             None,
             Some(0),
         ]));
-        assert_eq!(table.slots(&[keys], 5).unwrap(), [0, 1, 2, 1, 0]);
+        assert_eq!(slots(&mut table, &[keys], 5), [0, 1, 2, 1, 0]);
         table.release(0);
         table.release(0);
         assert_eq!(table.len(), 2);
         let keys: ArrayRef = Arc::new(Int32Array::from(vec![8, 7]));
-        assert_eq!(table.slots(&[keys], 2).unwrap(), [0, 2]);
+        assert_eq!(slots(&mut table, &[keys], 2), [0, 2]);
     }
 }

@@ -5,5 +5,7 @@
 pub mod event_time;
 pub mod keys;
 pub mod sort_buffer;
+pub mod state;
 pub mod time_attribute;
 pub mod timers;
+pub mod watermarks;

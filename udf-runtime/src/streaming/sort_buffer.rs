@@ -4,12 +4,15 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use std::sync::Arc;
+
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, UInt32Array};
 use datafusion::arrow::buffer::ScalarBuffer;
 use datafusion::arrow::compute::{SortOptions, interleave_record_batch, take, take_record_batch};
 use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::common::Result;
+use datafusion::physical_expr::PhysicalExpr;
 
 /// Rows inserted together, and their key, time and tie columns in Arrow's row format
 /// (comparing the bytes compares the rows).
@@ -36,6 +39,10 @@ pub struct Released {
 /// waiting row: releasing costs about what is released, however many rows wait (a batch
 /// of an in-order input is sorted already).
 pub struct SortBuffer {
+    /// The PARTITION BY keys, evaluated over the input rows.
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    /// The input columns of the ORDER BY ties (the columns after the time).
+    ties: Vec<usize>,
     converter: RowConverter,
     /// By number (in arrival order); `None` once none of its rows waits.
     chunks: Vec<Option<Chunk>>,
@@ -46,16 +53,21 @@ pub struct SortBuffer {
 }
 
 impl SortBuffer {
-    /// Rows are ordered by `key_types`, then the time, then `ties`.
-    pub fn new(key_types: &[ArrowType], ties: &[(ArrowType, SortOptions)]) -> Result<Self> {
+    /// Rows are ordered by `keys` (of `key_types`), then the time, then the input columns
+    /// `ties` (column, type, order).
+    pub fn new(
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        key_types: &[ArrowType],
+        ties: &[(usize, ArrowType, SortOptions)],
+    ) -> Result<Self> {
         let mut fields: Vec<SortField> = key_types.iter().cloned().map(SortField::new).collect();
         fields.push(SortField::new(ArrowType::Int64));
-        fields.extend(
-            ties.iter().map(|(data_type, options)| {
-                SortField::new_with_options(data_type.clone(), *options)
-            }),
-        );
+        fields.extend(ties.iter().map(|(_, data_type, options)| {
+            SortField::new_with_options(data_type.clone(), *options)
+        }));
         Ok(SortBuffer {
+            keys,
+            ties: ties.iter().map(|(column, _, _)| *column).collect(),
             converter: RowConverter::new(fields)?,
             chunks: Vec::new(),
             live_chunks: 0,
@@ -68,19 +80,17 @@ impl SortBuffer {
         self.waiting
     }
 
-    /// Adds `rows` of `batch` (whose `keys`, `times` and `ties` columns are given for the
-    /// whole batch).
-    pub fn insert(
-        &mut self,
-        batch: &RecordBatch,
-        rows: &[u32],
-        keys: &[ArrayRef],
-        times: &[i64],
-        ties: &[ArrayRef],
-    ) -> Result<()> {
+    /// Adds `rows` of `batch` (`times` has the time of every row of the batch).
+    pub fn insert(&mut self, batch: &RecordBatch, rows: &[u32], times: &[i64]) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
         }
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| k.evaluate(batch)?.into_array(batch.num_rows()))
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let ties: Vec<ArrayRef> = self.ties.iter().map(|&c| batch.column(c).clone()).collect();
         let all = rows.len() == batch.num_rows();
         let indices = UInt32Array::from(rows.to_vec());
         let pick = |column: &ArrayRef| -> Result<ArrayRef> {
@@ -103,7 +113,7 @@ impl SortBuffer {
             picked_times.clone(),
             None,
         )));
-        for tie in ties {
+        for tie in &ties {
             columns.push(pick(tie)?);
         }
         let order = self.converter.convert_columns(&columns)?;
@@ -127,6 +137,36 @@ impl SortBuffer {
         }));
         self.live_chunks += 1;
         Ok(())
+    }
+
+    /// Every waiting row, in arrival order, with its time (for a snapshot: inserted again,
+    /// they leave as they would have).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn waiting(&self) -> Result<Option<(RecordBatch, Vec<i64>)>> {
+        let mut sources: Vec<&RecordBatch> = Vec::new();
+        let mut indices: Vec<(usize, usize)> = Vec::new();
+        let mut times = Vec::new();
+        for chunk in self.chunks.iter().flatten() {
+            let mut rows: Vec<(u32, i64)> = chunk.by_time[chunk.released..]
+                .iter()
+                .zip(&chunk.times[chunk.released..])
+                .map(|(&row, &time)| (row, time))
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            rows.sort_unstable();
+            let source = sources.len();
+            sources.push(&chunk.batch);
+            for (row, time) in rows {
+                indices.push((source, row as usize));
+                times.push(time);
+            }
+        }
+        if indices.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((interleave_record_batch(&sources, &indices)?, times)))
     }
 
     fn chunk(&self, number: u32) -> &Chunk {
@@ -235,11 +275,12 @@ mod tests {
 
     use datafusion::arrow::array::{AsArray, Int64Array};
     use datafusion::arrow::datatypes::{Field, Int64Type, Schema};
+    use datafusion::physical_expr::expressions::Column;
 
     use super::*;
 
-    /// A batch `(k, t, v)` and its key, times and no ties.
-    fn rows(keys: &[i64], times: &[i64], values: &[i64]) -> (RecordBatch, Vec<ArrayRef>, Vec<i64>) {
+    /// A batch `(k, t, v)` and its times.
+    fn rows(keys: &[i64], times: &[i64], values: &[i64]) -> (RecordBatch, Vec<i64>) {
         let schema = Arc::new(Schema::new(vec![
             Field::new("k", ArrowType::Int64, false),
             Field::new("t", ArrowType::Int64, false),
@@ -255,13 +296,19 @@ mod tests {
             ],
         )
         .unwrap();
-        (batch, vec![key], times.to_vec())
+        (batch, times.to_vec())
+    }
+
+    /// A buffer of `(k, t, v)` rows by `k`.
+    fn buffer_by_k() -> SortBuffer {
+        let key: Arc<dyn PhysicalExpr> = Arc::new(Column::new("k", 0));
+        SortBuffer::new(vec![key], &[ArrowType::Int64], &[]).unwrap()
     }
 
     fn insert(buffer: &mut SortBuffer, keys: &[i64], times: &[i64], values: &[i64]) {
-        let (batch, key, times) = rows(keys, times, values);
+        let (batch, times) = rows(keys, times, values);
         let all: Vec<u32> = (0..batch.num_rows() as u32).collect();
-        buffer.insert(&batch, &all, &key, &times, &[]).unwrap();
+        buffer.insert(&batch, &all, &times).unwrap();
     }
 
     fn values(released: &Released) -> Vec<i64> {
@@ -275,7 +322,7 @@ mod tests {
 
     #[test]
     fn rows_leave_by_advance_then_key_then_time_then_arrival() {
-        let mut buffer = SortBuffer::new(&[ArrowType::Int64], &[]).unwrap();
+        let mut buffer = buffer_by_k();
         insert(&mut buffer, &[2, 1, 2, 1], &[30, 30, 10, 20], &[1, 2, 3, 4]);
         insert(&mut buffer, &[1, 2], &[20, 50], &[5, 6]);
         let released = buffer.release(&[15, 40]).unwrap().unwrap();
@@ -292,7 +339,7 @@ mod tests {
 
     #[test]
     fn chunks_nothing_waits_in_are_dropped() {
-        let mut buffer = SortBuffer::new(&[ArrowType::Int64], &[]).unwrap();
+        let mut buffer = buffer_by_k();
         // One row per chunk; a late one (time 1,000,000) keeps waiting throughout.
         insert(&mut buffer, &[0], &[1_000_000], &[-1]);
         for time in 0..5000 {

@@ -1,5 +1,8 @@
-//! The timers of one processor (rules 26–29 of docs/semantics.md): ordered by (time, key); a named timer
-//! replaces the key's timer of that name; an unnamed one exists once per (key, time).
+//! The timers of one processor (rules 26–29 of docs/semantics.md): ordered by time, and timers
+//! due at the same time in the order they were registered (a named timer registered again counts
+//! from then); a named timer replaces the key's timer of that name; an unnamed one exists once
+//! per (key, time). The order depends on nothing a run assigns, so a restored processor fires
+//! timers as the original would have.
 //! When the watermark reaches `w`, the timers with time ≤ `w` registered before that moment
 //! fire in order; a timer registered while they fire waits for the next advance.
 //!
@@ -29,8 +32,8 @@ struct Entry {
     name: u32,
 }
 
-/// A queued timer: (time, key, id), the firing order.
-type Queued = (i64, u32, u64);
+/// A queued timer: (time, id, key), the firing order (ids grow with registration).
+type Queued = (i64, u64, u32);
 
 /// Queued timers, earliest first.
 #[derive(Debug, Default)]
@@ -109,6 +112,43 @@ impl TimerService {
         self.live
     }
 
+    /// Registers a timer for `key` (as a call's request would).
+    pub fn register_timer(&mut self, key: u32, name: Option<&str>, time: i64) {
+        self.register(key, name, time);
+    }
+
+    /// Every registered timer as `(key, time, name)`, in firing order.
+    pub fn registered(&self) -> Vec<(u32, i64, Option<Arc<str>>)> {
+        let mut timers: Vec<(i64, u64, u32, u32)> = self
+            .by_key
+            .iter()
+            .enumerate()
+            .flat_map(|(key, timers)| {
+                timers
+                    .iter()
+                    .map(move |e| (e.time, e.id, key as u32, e.name))
+            })
+            .collect();
+        timers.sort_unstable();
+        timers
+            .into_iter()
+            .map(|(time, _, key, name)| {
+                let name = (name != UNNAMED).then(|| self.interned[name as usize].clone());
+                (key, time, name)
+            })
+            .collect()
+    }
+
+    /// The watermark timers last became due at.
+    pub fn fired_at(&self) -> Option<i64> {
+        self.fired_at
+    }
+
+    /// Timers are due only past `watermark` (a restored service resumes where it was).
+    pub fn set_fired_at(&mut self, watermark: Option<i64>) {
+        self.fired_at = watermark;
+    }
+
     /// The id of a name seen before: the last one used is compared first, so a function
     /// with one timer name hashes nothing.
     fn known_name(&mut self, name: &str) -> Option<u32> {
@@ -144,7 +184,7 @@ impl TimerService {
     }
 
     /// Whether the heap entry is still registered.
-    fn is_registered(&self, (_, key, id): Queued) -> bool {
+    fn is_registered(&self, (_, id, key): Queued) -> bool {
         self.by_key
             .get(key as usize)
             .is_some_and(|timers| timers.iter().any(|e| e.id == id))
@@ -166,7 +206,7 @@ impl TimerService {
             }
         }
         self.next_id += 1;
-        self.queue.push((time, key, id));
+        self.queue.push((time, id, key));
         self.compact_if_stale();
     }
 
@@ -190,7 +230,7 @@ impl TimerService {
             .by_key
             .iter()
             .enumerate()
-            .flat_map(|(key, timers)| timers.iter().map(move |e| (e.time, key as u32, e.id)))
+            .flat_map(|(key, timers)| timers.iter().map(move |e| (e.time, e.id, key as u32)))
             .collect();
         registered.sort_unstable();
         self.queue = Queue {
@@ -242,7 +282,7 @@ impl Timers for TimerService {
     }
 
     fn next_due(&mut self) -> Option<FiredTimer> {
-        while let Some(&(time, key, id)) = self.firing.get(self.handed_out) {
+        while let Some(&(time, id, key)) = self.firing.get(self.handed_out) {
             self.handed_out += 1;
             let Some(timers) = self.by_key.get_mut(key as usize) else {
                 continue;
@@ -283,7 +323,7 @@ mod tests {
     }
 
     #[test]
-    fn named_timers_replace_unnamed_ones_dedupe_and_fire_in_order() {
+    fn named_timers_replace_unnamed_ones_dedupe_and_fire_in_registration_order() {
         let mut service = TimerService::default();
         register(&mut service, 1, Some("timeout"), 5000);
         register(&mut service, 1, Some("timeout"), 7000);
@@ -291,7 +331,8 @@ mod tests {
         register(&mut service, 2, None, 6000);
         register(&mut service, 0, None, 6000);
         assert_eq!(service.len(), 3);
-        assert_eq!(due(&mut service, 6500), [(0, 6000), (2, 6000)]);
+        // Due at the same time: in the order they were registered, whatever their keys.
+        assert_eq!(due(&mut service, 6500), [(2, 6000), (0, 6000)]);
         assert!(service.has_timers(1) && !service.has_timers(2));
         // The same watermark again fires nothing.
         register(&mut service, 4, None, 6000);
@@ -345,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn timers_registered_out_of_order_fire_in_time_and_key_order() {
+    fn timers_registered_out_of_order_fire_in_time_order() {
         let mut service = TimerService::default();
         let times = [50, 30, 80, 10, 80, 60, 20, 90, 70, 40];
         for (key, time) in times.iter().enumerate() {

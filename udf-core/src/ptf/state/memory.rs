@@ -1,22 +1,47 @@
 //! The in-memory backend: one typed entry per key slot.
 
+use super::stores::{EntryStore, decode, encode};
 use super::ttl::{Stamped, Ttl};
-use super::views::KeyedView;
+use super::views::{KeyedView, SavedView};
 use super::{StateValue, ValueStates, ViewStates};
+use crate::Error;
 use crate::spec::StateSpec;
 
-/// Value state: read before each call, written after it only if it changed (rule 22 of docs/semantics.md).
+/// Value state: read before each call, written after it only if it changed (rule 22 of
+/// docs/semantics.md).
+///
+/// Kept by column, so that a call touches as little memory as it can: each slot's value (the
+/// initial value where the slot holds no entry), whether it holds one, and — only with a TTL —
+/// when it was last written.
 pub struct ValueStore<T> {
-    slots: Vec<Option<Stamped<T>>>,
+    /// How entries are saved: fixed where the store is made, so the serde bounds are checked
+    /// there alone (one error for a state type that lacks them).
+    codec: ValueCodec<T>,
+    values: Vec<T>,
+    present: Vec<bool>,
+    /// Each slot's last write (processing time, ms), with a TTL; empty without one.
+    written: Vec<i64>,
     initial: T,
     ttl: Ttl,
     live: usize,
 }
 
+/// Saving and restoring one value entry with its stamp.
+struct ValueCodec<T> {
+    save: fn(&Stamped<&T>, &mut Vec<u8>) -> Result<(), Error>,
+    restore: fn(&[u8]) -> Result<Stamped<T>, Error>,
+}
+
 impl<T: StateValue> ValueStore<T> {
     pub fn new(spec: &StateSpec) -> Self {
         ValueStore {
-            slots: Vec::new(),
+            codec: ValueCodec {
+                save: |entry, out| encode(entry, out),
+                restore: decode,
+            },
+            values: Vec::new(),
+            present: Vec::new(),
+            written: Vec::new(),
             initial: T::initial(spec.data_type.as_ref()),
             ttl: Ttl::of(spec),
             live: 0,
@@ -29,61 +54,70 @@ impl<T: StateValue> ValueStore<T> {
 impl<T: Clone + PartialEq> ValueStore<T> {
     #[inline]
     pub fn load(&mut self, key: usize, now: i64) -> T {
-        if let Some(slot) = self.slots.get_mut(key)
-            && let Some(entry) = slot
-        {
-            if !self.ttl.expired(entry.written, now) {
-                return entry.value.clone();
-            }
-            *slot = None;
-            self.live -= 1;
+        let Some(value) = self.values.get(key) else {
+            return self.initial.clone();
+        };
+        if self.ttl.0.is_some() && self.present[key] && self.ttl.expired(self.written[key], now) {
+            self.remove(key);
+            return self.initial.clone();
         }
-        self.initial.clone()
+        value.clone()
     }
 
     #[inline]
     pub fn store(&mut self, key: usize, value: T, now: i64) -> bool {
-        if self.slots.len() <= key {
+        if self.values.len() <= key {
             if value == self.initial {
                 return true;
             }
-            self.slots.resize_with(key + 1, || None);
+            self.grow(key);
         }
-        let slot = &mut self.slots[key];
-        match slot {
-            Some(entry) if entry.value == value => false,
-            Some(_) if value == self.initial => {
-                *slot = None;
-                self.live -= 1;
-                true
-            }
-            Some(entry) => {
-                entry.value = value;
-                entry.written = now;
-                false
-            }
-            None if value == self.initial => true,
-            None => {
-                *slot = Some(Stamped {
-                    value,
-                    written: now,
-                });
-                self.live += 1;
-                false
-            }
+        // An absent slot holds the initial value: equal means unchanged either way.
+        if self.values[key] == value {
+            return !self.present[key];
+        }
+        if value == self.initial {
+            self.remove(key);
+            return true;
+        }
+        self.values[key] = value;
+        if self.ttl.0.is_some() {
+            self.written[key] = now;
+        }
+        if !self.present[key] {
+            self.present[key] = true;
+            self.live += 1;
+        }
+        false
+    }
+
+    /// Room for slot `key`.
+    #[cold]
+    fn grow(&mut self, key: usize) {
+        let len = (key + 1).max(self.values.len() * 2);
+        self.values.resize(len, self.initial.clone());
+        self.present.resize(len, false);
+        if self.ttl.0.is_some() {
+            self.written.resize(len, 0);
         }
     }
 
-    pub fn clear(&mut self, key: usize) {
-        if let Some(slot) = self.slots.get_mut(key)
-            && slot.take().is_some()
-        {
+    fn remove(&mut self, key: usize) {
+        if self.present[key] {
+            self.present[key] = false;
             self.live -= 1;
+        }
+        self.values[key] = self.initial.clone();
+    }
+
+    pub fn clear(&mut self, key: usize) {
+        if key < self.values.len() {
+            self.remove(key);
         }
     }
 
     pub fn is_absent(&self, key: usize) -> bool {
-        !matches!(self.slots.get(key), Some(Some(_)))
+        !self.present.get(key).copied().unwrap_or(false)
     }
 
     pub fn len(&self) -> usize {
@@ -95,7 +129,67 @@ impl<T: Clone + PartialEq> ValueStore<T> {
     }
 }
 
-impl<T: StateValue> ValueStates<T> for ValueStore<T> {
+impl<T: Clone + PartialEq + Send + 'static> EntryStore for ValueStore<T> {
+    fn is_absent(&self, slot: u32) -> bool {
+        ValueStore::is_absent(self, slot as usize)
+    }
+
+    fn clear(&mut self, slot: u32) {
+        ValueStore::clear(self, slot as usize)
+    }
+
+    fn len(&self) -> usize {
+        self.live
+    }
+
+    fn occupied(&self) -> Vec<u32> {
+        occupied(self.present.iter().copied())
+    }
+
+    fn save(&self, slot: u32, now: i64, out: &mut Vec<u8>) -> Result<bool, Error> {
+        let key = slot as usize;
+        if self.is_absent(key) {
+            return Ok(false);
+        }
+        let written = self.written.get(key).copied().unwrap_or(0);
+        if self.ttl.expired(written, now) {
+            return Ok(false);
+        }
+        let entry = Stamped {
+            written,
+            value: &self.values[key],
+        };
+        (self.codec.save)(&entry, out)?;
+        Ok(true)
+    }
+
+    fn restore(&mut self, slot: u32, bytes: &[u8]) -> Result<(), Error> {
+        let entry = (self.codec.restore)(bytes)?;
+        let key = slot as usize;
+        if self.values.len() <= key {
+            self.grow(key);
+        }
+        self.values[key] = entry.value;
+        if self.ttl.0.is_some() {
+            self.written[key] = entry.written;
+        }
+        if !self.present[key] {
+            self.present[key] = true;
+            self.live += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The positions where `present` is true.
+fn occupied(present: impl Iterator<Item = bool>) -> Vec<u32> {
+    present
+        .enumerate()
+        .filter_map(|(slot, present)| present.then_some(slot as u32))
+        .collect()
+}
+
+impl<T: Clone + PartialEq + Send + 'static> ValueStates<T> for ValueStore<T> {
     fn load(&mut self, key: usize, now: i64) -> T {
         ValueStore::load(self, key, now)
     }
@@ -103,31 +197,27 @@ impl<T: StateValue> ValueStates<T> for ValueStore<T> {
     fn store(&mut self, key: usize, value: T, now: i64) -> bool {
         ValueStore::store(self, key, value, now)
     }
-
-    fn clear(&mut self, key: usize) {
-        ValueStore::clear(self, key)
-    }
-
-    fn is_absent(&self, key: usize) -> bool {
-        ValueStore::is_absent(self, key)
-    }
-
-    fn len(&self) -> usize {
-        ValueStore::len(self)
-    }
 }
+
+/// `SavedView::save` of a view type (with the TTL and the time to check entries at).
+type SaveView<V> = fn(&V, Option<i64>, i64, &mut Vec<u8>) -> Result<bool, Error>;
 
 /// One view per key slot; an empty view is an absent entry.
 pub struct ViewStore<V> {
     views: Vec<V>,
     ttl: Ttl,
+    /// How a view's entries are saved (see `ValueStore::codec`).
+    save: SaveView<V>,
+    restore: fn(&mut V, &[u8]) -> Result<(), Error>,
 }
 
-impl<V: KeyedView> ViewStore<V> {
+impl<V: SavedView> ViewStore<V> {
     pub fn new(spec: &StateSpec) -> Self {
         ViewStore {
             views: Vec::new(),
             ttl: Ttl::of(spec),
+            save: V::save,
+            restore: V::restore,
         }
     }
 }
@@ -173,25 +263,46 @@ impl<V: KeyedView> ViewStore<V> {
     }
 }
 
-impl<V: KeyedView + Send> ViewStates<V> for ViewStore<V> {
+impl<V: KeyedView + Send + 'static> EntryStore for ViewStore<V> {
+    fn is_absent(&self, slot: u32) -> bool {
+        ViewStore::is_absent(self, slot as usize)
+    }
+
+    fn clear(&mut self, slot: u32) {
+        ViewStore::clear(self, slot as usize)
+    }
+
+    fn len(&self) -> usize {
+        ViewStore::len(self)
+    }
+
+    fn occupied(&self) -> Vec<u32> {
+        occupied(self.views.iter().map(|view| !view.is_absent()))
+    }
+
+    fn save(&self, slot: u32, now: i64, out: &mut Vec<u8>) -> Result<bool, Error> {
+        match self.views.get(slot as usize) {
+            Some(view) if !view.is_absent() => (self.save)(view, self.ttl.0, now, out),
+            _ => Ok(false),
+        }
+    }
+
+    fn restore(&mut self, slot: u32, bytes: &[u8]) -> Result<(), Error> {
+        let key = slot as usize;
+        if self.views.len() <= key {
+            self.views.resize_with(key + 1, V::default);
+        }
+        (self.restore)(&mut self.views[key], bytes)
+    }
+}
+
+impl<V: KeyedView + Send + 'static> ViewStates<V> for ViewStore<V> {
     fn view(&mut self, key: usize, now: i64) -> &mut V {
         ViewStore::view(self, key, now)
     }
 
     fn finish(&mut self, key: usize) -> bool {
         ViewStore::finish(self, key)
-    }
-
-    fn clear(&mut self, key: usize) {
-        ViewStore::clear(self, key)
-    }
-
-    fn is_absent(&self, key: usize) -> bool {
-        ViewStore::is_absent(self, key)
-    }
-
-    fn len(&self) -> usize {
-        ViewStore::len(self)
     }
 }
 

@@ -1,16 +1,18 @@
 //! Keyed state of process table functions.
 //!
-//! Every key a processor has seen gets a slot number from the runtime; a store holds one
-//! entry per slot. Generated code holds each entry's store as a [`ValueSlot`] /
-//! [`ViewSlot`] made by the processor's [`StateBackend`]: the in-memory store inline, any
-//! other backend behind the `ValueStates` / `ViewStates` traits — the seam a disk backend
-//! fills (state types are `Serialize + DeserializeOwned` for it). The one backend today keeps
-//! values typed in memory (`memory.rs`), with no serialization on access.
+//! Every key a processor holds state for gets a slot number from the runtime's key table; a
+//! store holds one entry per slot. Generated code holds each entry's store as a
+//! [`ValueSlot`] / [`ViewSlot`] made by the processor's [`StateBackend`]: the in-memory store
+//! inline, any other backend behind the `ValueStates` / `ViewStates` traits — the seam a disk
+//! backend fills. The one backend today keeps values typed in memory (`memory.rs`), with no
+//! serialization on access. The runtime sees a function's stores through [`StateStores`] and
+//! [`EntryStore`] (`stores.rs`): to free slots, count entries, snapshot and restore them.
 //!
 //! TTL (rule 24 of docs/semantics.md): an entry written at `t` is gone from `t + ttl` on (processing time); reading
 //! it does not extend its life. Lists and maps expire entry by entry (rule 23 of docs/semantics.md).
 
 mod memory;
+mod stores;
 mod ttl;
 mod views;
 
@@ -19,13 +21,14 @@ use std::hash::Hash;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::Row;
 use crate::spec::StateSpec;
 use crate::types::{DataType, TypeKind};
 use crate::value::Value;
+use crate::{Error, Row};
 
 pub use memory::{ValueStore, ViewStore};
-pub use views::{KeyedView, ListView, MapView};
+pub use stores::{EntryStore, NoState, StateStores};
+pub use views::{KeyedView, ListView, MapView, SavedView};
 
 /// A type a value state entry can hold: `Default + Clone + PartialEq + Serialize +
 /// DeserializeOwned`, or `Row` with a `type` hint.
@@ -34,7 +37,7 @@ pub use views::{KeyedView, ListView, MapView};
     label = "state types need `Default + Clone + PartialEq + Serialize + DeserializeOwned + Send`",
     note = "derive them: #[derive(Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]"
 )]
-pub trait StateValue: Clone + PartialEq + Send + 'static {
+pub trait StateValue: Clone + PartialEq + Serialize + DeserializeOwned + Send + 'static {
     /// The value of an absent entry (an entry equal to it is stored as absent).
     fn initial(data_type: Option<&DataType>) -> Self;
 }
@@ -48,7 +51,8 @@ where
     }
 }
 
-/// A `Row` state holds the fields of its hint, all NULL while absent (as in Flink).
+/// A `Row` state holds the fields of its hint, all NULL while absent (as in Flink); it is
+/// saved without its field names (the hint gives them again).
 impl StateValue for Row {
     fn initial(data_type: Option<&DataType>) -> Self {
         match data_type.map(|t| &t.kind) {
@@ -56,7 +60,7 @@ impl StateValue for Row {
                 vec![Value::Null; fields.len()],
                 fields.iter().map(|f| f.name.clone()).collect(),
             ),
-            _ => Row::default(),
+            _ => Row::new(Vec::new()),
         }
     }
 }
@@ -81,37 +85,21 @@ impl<T: StateItem + Eq + Hash> StateKey for T {}
 
 /// The state of one entry for every key slot of a processor: what generated code calls.
 /// The in-memory backend keeps values typed; a disk backend implements the same trait.
-pub trait ValueStates<T>: Send {
+pub trait ValueStates<T>: EntryStore {
     /// The value of `key` for one call: its entry, or the initial value.
     fn load(&mut self, key: usize, now: i64) -> T;
     /// Writes `value` back if it differs from the entry; the initial value removes it.
     /// Whether `key` has no entry afterwards.
     fn store(&mut self, key: usize, value: T, now: i64) -> bool;
-    fn clear(&mut self, key: usize);
-    fn is_absent(&self, key: usize) -> bool;
-    /// Entries held.
-    fn len(&self) -> usize;
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// A list or map entry for every key slot, handed to calls as a view.
-pub trait ViewStates<V>: Send {
+pub trait ViewStates<V>: EntryStore {
     /// The view of `key` for one call.
     fn view(&mut self, key: usize, now: i64) -> &mut V;
     /// After the call: expired entries go (a disk backend writes the view back here).
     /// Whether `key` has no entries afterwards.
     fn finish(&mut self, key: usize) -> bool;
-    fn clear(&mut self, key: usize);
-    fn is_absent(&self, key: usize) -> bool;
-    /// Keys with entries.
-    fn len(&self) -> usize;
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The store of one value state entry as generated code holds it: the in-memory store
@@ -121,7 +109,7 @@ pub enum ValueSlot<T> {
     Backend(Box<dyn ValueStates<T>>),
 }
 
-impl<T: Clone + PartialEq> ValueSlot<T> {
+impl<T: Clone + PartialEq + Send + 'static> ValueSlot<T> {
     #[inline]
     pub fn load(&mut self, key: usize, now: i64) -> T {
         match self {
@@ -138,29 +126,18 @@ impl<T: Clone + PartialEq> ValueSlot<T> {
         }
     }
 
-    pub fn clear(&mut self, key: usize) {
+    fn entries(&self) -> &dyn EntryStore {
         match self {
-            ValueSlot::Memory(store) => store.clear(key),
-            ValueSlot::Backend(store) => store.clear(key),
+            ValueSlot::Memory(store) => store,
+            ValueSlot::Backend(store) => store.as_ref(),
         }
     }
 
-    pub fn is_absent(&self, key: usize) -> bool {
+    fn entries_mut(&mut self) -> &mut dyn EntryStore {
         match self {
-            ValueSlot::Memory(store) => store.is_absent(key),
-            ValueSlot::Backend(store) => store.is_absent(key),
+            ValueSlot::Memory(store) => store,
+            ValueSlot::Backend(store) => store.as_mut(),
         }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            ValueSlot::Memory(store) => store.len(),
-            ValueSlot::Backend(store) => store.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -170,7 +147,7 @@ pub enum ViewSlot<V> {
     Backend(Box<dyn ViewStates<V>>),
 }
 
-impl<V: KeyedView> ViewSlot<V> {
+impl<V: KeyedView + Send + 'static> ViewSlot<V> {
     #[inline]
     pub fn view(&mut self, key: usize, now: i64) -> &mut V {
         match self {
@@ -187,31 +164,55 @@ impl<V: KeyedView> ViewSlot<V> {
         }
     }
 
-    pub fn clear(&mut self, key: usize) {
+    fn entries(&self) -> &dyn EntryStore {
         match self {
-            ViewSlot::Memory(store) => store.clear(key),
-            ViewSlot::Backend(store) => store.clear(key),
+            ViewSlot::Memory(store) => store,
+            ViewSlot::Backend(store) => store.as_ref(),
         }
     }
 
-    pub fn is_absent(&self, key: usize) -> bool {
+    fn entries_mut(&mut self) -> &mut dyn EntryStore {
         match self {
-            ViewSlot::Memory(store) => store.is_absent(key),
-            ViewSlot::Backend(store) => store.is_absent(key),
+            ViewSlot::Memory(store) => store,
+            ViewSlot::Backend(store) => store.as_mut(),
         }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            ViewSlot::Memory(store) => store.len(),
-            ViewSlot::Backend(store) => store.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
+
+/// Both kinds of slot are entry stores, whatever their backend.
+macro_rules! entry_store_of_slot {
+    ($($slot:ident<$param:ident: $($bound:path)+>),*) => {$(
+        impl<$param: $($bound +)* 'static> EntryStore for $slot<$param> {
+            #[inline]
+            fn is_absent(&self, slot: u32) -> bool {
+                self.entries().is_absent(slot)
+            }
+
+            #[inline]
+            fn clear(&mut self, slot: u32) {
+                self.entries_mut().clear(slot)
+            }
+
+            fn len(&self) -> usize {
+                self.entries().len()
+            }
+
+            fn occupied(&self) -> Vec<u32> {
+                self.entries().occupied()
+            }
+
+            fn save(&self, slot: u32, now: i64, out: &mut Vec<u8>) -> Result<bool, Error> {
+                self.entries().save(slot, now, out)
+            }
+
+            fn restore(&mut self, slot: u32, bytes: &[u8]) -> Result<(), Error> {
+                self.entries_mut().restore(slot, bytes)
+            }
+        }
+    )*};
+}
+
+entry_store_of_slot!(ValueSlot<T: Clone PartialEq Send>, ViewSlot<V: KeyedView Send>);
 
 /// Where a processor keeps its keyed state.
 #[non_exhaustive]

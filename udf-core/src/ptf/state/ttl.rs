@@ -1,12 +1,15 @@
 //! Entries stamped with their last write, and TTL on processing time.
 
+use serde::{Deserialize, Serialize};
+
 use crate::spec::StateSpec;
 
-/// A value and when it was last written (processing time, ms).
-#[derive(Clone, Debug)]
+/// A value and when it was last written (processing time, ms). Snapshots keep the stamp, so
+/// a restored entry expires when the original would have.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Stamped<T> {
-    pub(crate) value: T,
     pub(crate) written: i64,
+    pub(crate) value: T,
 }
 
 /// TTL in milliseconds, or none.

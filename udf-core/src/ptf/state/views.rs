@@ -5,8 +5,10 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use super::stores::{decode, encode};
 use super::ttl::{Stamped, Ttl};
 use super::{StateItem, StateKey};
+use crate::Error;
 
 /// List state as a view: elements are added, read and removed one at a time (Flink's
 /// `ListView`). Each element expires on its own.
@@ -201,7 +203,7 @@ impl<K, V> MapView<K, V> {
     }
 }
 
-/// What [`ViewStore`] needs of a view.
+/// What [`ViewStore`](super::ViewStore) needs of a view.
 pub trait KeyedView: Default {
     #[doc(hidden)]
     fn prepare(&mut self, ttl: Option<i64>, now: i64);
@@ -211,6 +213,16 @@ pub trait KeyedView: Default {
     fn clear_all(&mut self);
     #[doc(hidden)]
     fn is_absent(&self) -> bool;
+}
+
+/// A view whose entries can be saved (its element, key and value types are serde types).
+pub trait SavedView: KeyedView {
+    /// Appends the entries live at `now` with their stamps; `false` if none is.
+    #[doc(hidden)]
+    fn save(&self, ttl: Option<i64>, now: i64, out: &mut Vec<u8>) -> Result<bool, Error>;
+    /// Replaces the entries by those `save` wrote.
+    #[doc(hidden)]
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), Error>;
 }
 
 impl<T> KeyedView for ListView<T> {
@@ -248,5 +260,48 @@ impl<K: Eq + Hash, V> KeyedView for MapView<K, V> {
 
     fn is_absent(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+impl<T: StateItem> SavedView for ListView<T> {
+    fn save(&self, ttl: Option<i64>, now: i64, out: &mut Vec<u8>) -> Result<bool, Error> {
+        let ttl = Ttl(ttl);
+        let live: Vec<&Stamped<T>> = self
+            .entries
+            .iter()
+            .filter(|e| !ttl.expired(e.written, now))
+            .collect();
+        if live.is_empty() {
+            return Ok(false);
+        }
+        encode(&live, out)?;
+        Ok(true)
+    }
+
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.entries = decode(bytes)?;
+        Ok(())
+    }
+}
+
+impl<K: StateKey, V: StateItem> SavedView for MapView<K, V> {
+    fn save(&self, ttl: Option<i64>, now: i64, out: &mut Vec<u8>) -> Result<bool, Error> {
+        let ttl = Ttl(ttl);
+        let live: Vec<(&K, &Stamped<V>)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| !ttl.expired(e.written, now))
+            .collect();
+        if live.is_empty() {
+            return Ok(false);
+        }
+        encode(&live, out)?;
+        Ok(true)
+    }
+
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let entries: Vec<(K, Stamped<V>)> = decode(bytes)?;
+        self.entries = entries.into_iter().collect();
+        Ok(())
     }
 }

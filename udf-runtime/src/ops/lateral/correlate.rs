@@ -12,7 +12,7 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use futures::FutureExt;
-use udf_core::{ArgColumn, AsyncCall, AsyncOptions, RowSink, TableCall};
+use udf_core::{ArgColumn, AsyncCall, AsyncOptions, Owners, RowSink, TableCall};
 
 use super::call::ResolvedCall;
 use super::instance::{Callable, Instance};
@@ -197,17 +197,17 @@ impl JoinSink<'_> {
 }
 
 impl RowSink for JoinSink<'_> {
-    fn accept(&mut self, rows: ArrayRef, owners: Vec<usize>) -> Result<(), udf_core::Error> {
+    fn accept(&mut self, rows: ArrayRef, owners: Owners) -> Result<(), udf_core::Error> {
         let function = self.function_columns(&rows);
         match self.join {
             LateralJoin::Inner => {
-                let input_rows = UInt32Array::from_iter_values(owners.iter().map(|&o| o as u32));
+                let input_rows = UInt32Array::from_iter_values(owners.iter().map(|o| o as u32));
                 self.assemble(&input_rows, function)
             }
             LateralJoin::Left => {
                 let mut input_rows = Vec::with_capacity(owners.len());
                 let mut emitted = Vec::with_capacity(owners.len());
-                for (index, &owner) in owners.iter().enumerate() {
+                for (index, owner) in owners.iter().enumerate() {
                     // Rows skipped since the last owner emitted nothing.
                     while self.next_row < owner {
                         input_rows.push(self.next_row as u32);

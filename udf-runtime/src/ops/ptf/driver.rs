@@ -1,9 +1,8 @@
 //! One virtual processor at work: it takes the router's messages, moves its watermark,
 //! calls `eval` on each message's rows in one call (with the watermark of each row, so the
-//! generated loop fires the timers due between rows), fires timers, releases ORDER BY
-//! rows, and hands output batches on.
+//! function's loop fires the timers due between rows), fires timers, releases ORDER BY rows,
+//! and hands output batches on. What it keeps per key is its keyed-state unit.
 
-use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -17,19 +16,18 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, 
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::FutureExt;
 use udf_core::ptf::{
-    CallInfo, FiredTimer, ProcessCall, ProcessTableFunction, Processor, ProcessorSetup,
-    StateBackend, TableSemantics, TimerCall, Timers,
+    CallInfo, Emission, FiredTimer, Firing, Position, ProcessCall, ProcessorSetup, Rows,
+    StateBackend, TableSemantics, TimerCall, Timers, WatermarkTrace,
 };
 use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
+use super::instance::Instance;
 use super::output::{CallOutput, Origins};
 use super::router::{Inbox, Routed};
-use crate::functions::lifecycle;
-use crate::streaming::keys::KeyTable;
 use crate::streaming::sort_buffer::SortBuffer;
-use crate::streaming::timers::TimerService;
+use crate::streaming::state::KeyedState;
 
 /// Which input columns precede the function's in the output.
 #[derive(Clone, Copy)]
@@ -88,29 +86,22 @@ pub(super) struct Driver {
     row_fields: Fields,
     prefix: Prefix,
     schema: SchemaRef,
-    key_table: KeyTable,
     batch_size: usize,
     coalescer: BatchCoalescer,
-    processor: Box<dyn Processor>,
+    instance: Instance,
+    /// Everything kept per key: state, timers, waiting rows, watermarks.
+    state: KeyedState,
     metrics: ProcessorMetrics,
-    /// Each input partition's watermark (`None` until it reports one; `i64::MAX` once it ends).
-    watermarks: Vec<Option<i64>>,
-    /// Input partitions that have ended.
-    ended: usize,
-    timers: TimerService,
-    /// The processing time of the latest batch (for timers fired at the end).
-    last_now: i64,
     /// The type of `rowtime`, with `on_time`.
     time_type: Option<ArrowType>,
-    /// Rows waiting for the watermark, with ORDER BY.
-    sorter: Option<SortBuffer>,
     /// The timers fired by the latest call (reused).
     fired: Vec<FiredTimer>,
+    /// Key slots the latest call left without state (reused).
+    released: Vec<u32>,
+    /// The key slot of each row of the latest batch (reused).
+    slots: Vec<u32>,
     /// The watermark while each row of the latest batch was processed (reused).
     row_watermarks: Vec<Option<i64>>,
-    key_types: Vec<ArrowType>,
-    /// Keeps the opened instance (closed when the processor is done).
-    _instance: Instance,
 }
 
 impl Driver {
@@ -143,22 +134,51 @@ impl Driver {
             })
             .collect::<Result<Vec<_>>>()?
             .into();
-        let instance = Instance::open(call, context.session_config().options())?;
         let info = Arc::new(call_info(call, &row_fields)?);
         let scalars = call
             .scalars
             .iter()
             .map(|value| Ok(ArgColumn::scalar(value.to_array_of_size(1)?)))
             .collect::<Result<Vec<_>>>()?;
-        let processor = instance
-            .function()
-            .processor(ProcessorSetup {
-                output: call.row_type.clone(),
-                scalars,
-                info,
-                backend: StateBackend::InMemory,
-            })
+        let setup = ProcessorSetup {
+            output: call.row_type.clone(),
+            scalars,
+            info,
+            state: call.spec.state.clone(),
+            backend: StateBackend::InMemory,
+        };
+        let mut instance = Instance::open(call, context.session_config().options(), setup)?;
+        let stores = instance
+            .processor()
+            .new_state()
             .map_err(|e| DataFusionError::Execution(format!("`{}`: {e}", call.name)))?;
+        let sorter = if call.order_by().is_empty() {
+            None
+        } else {
+            let ties = call.order_by()[1..]
+                .iter()
+                .map(|(column, descending, nulls_first)| {
+                    let options = SortOptions {
+                        descending: *descending,
+                        nulls_first: *nulls_first,
+                    };
+                    (
+                        *column,
+                        input_schema.field(*column).data_type().clone(),
+                        options,
+                    )
+                })
+                .collect::<Vec<_>>();
+            Some(SortBuffer::new(keys.to_vec(), &key_types, &ties)?)
+        };
+        let state = KeyedState::new(
+            &call.name,
+            &key_types,
+            call.spec.state.clone(),
+            stores,
+            sorter,
+            sources,
+        )?;
         let batch_size = context.session_config().batch_size();
         Ok(Driver {
             call: call.clone(),
@@ -167,43 +187,22 @@ impl Driver {
             row_fields,
             prefix: prefix_of(call),
             schema: schema.clone(),
-            key_table: KeyTable::new(&key_types)?,
             batch_size,
             // Batches of at least half the batch size go on as they are, without a copy.
             coalescer: BatchCoalescer::new(schema.clone(), batch_size)
                 .with_biggest_coalesce_batch_size(Some(batch_size / 2)),
-            processor,
+            instance,
+            state,
             metrics,
-            watermarks: vec![None; sources],
-            ended: 0,
-            timers: TimerService::default(),
-            last_now: 0,
             time_type: call
                 .event_time
                 .as_ref()
                 .filter(|_| call.on_time)
                 .map(|t| input_schema.field(t.column).data_type().clone()),
-            sorter: if call.order_by().is_empty() {
-                None
-            } else {
-                let ties = call.order_by()[1..]
-                    .iter()
-                    .map(|(column, descending, nulls_first)| {
-                        (
-                            input_schema.field(*column).data_type().clone(),
-                            SortOptions {
-                                descending: *descending,
-                                nulls_first: *nulls_first,
-                            },
-                        )
-                    })
-                    .collect::<Vec<_>>();
-                Some(SortBuffer::new(&key_types, &ties)?)
-            },
             fired: Vec::new(),
+            released: Vec::new(),
+            slots: Vec::new(),
             row_watermarks: Vec::new(),
-            key_types: key_types.clone(),
-            _instance: instance,
         })
     }
 
@@ -216,7 +215,7 @@ impl Driver {
                         return Some((Ok(batch), (inbox, driver)));
                     }
                     let messages = inbox.as_mut()?;
-                    let message = if driver.ended == messages.sources {
+                    let message = if driver.state.watermarks().all_ended() {
                         None
                     } else if driver.coalescer.get_buffered_rows() == 0 {
                         messages.next().await
@@ -243,6 +242,8 @@ impl Driver {
                         Some(Err(error)) => return Some((Err(error), (None, driver))),
                         None => {
                             inbox = None;
+                            // The last call is over.
+                            driver.instance.close();
                             if let Err(error) = driver.coalescer.finish_buffered_batch() {
                                 return Some((Err(error.into()), (None, driver)));
                             }
@@ -256,20 +257,17 @@ impl Driver {
     /// The processor's watermark: the minimum over its input partitions, once every one has
     /// reported (rule 25 of docs/semantics.md).
     fn watermark(&self) -> Option<i64> {
-        self.watermarks
-            .iter()
-            .try_fold(i64::MAX, |min, w| w.map(|w| min.min(w)))
+        self.state.watermarks().current()
     }
 
     /// Moves `source`'s watermark forward (never back).
     fn advance(&mut self, source: usize, watermark: i64) {
-        let current = &mut self.watermarks[source];
-        *current = Some(current.map_or(watermark, |c| c.max(watermark)));
+        self.state.watermarks_mut().advance(source, watermark);
     }
 
     /// Takes one message of the router: its rows in one call, each under the watermark in
     /// force before it.
-    fn receive(&mut self, message: Routed) -> Result<()> {
+    pub(super) fn receive(&mut self, message: Routed) -> Result<()> {
         match message {
             Routed::Rows {
                 source,
@@ -279,7 +277,7 @@ impl Driver {
                 after,
                 now,
             } => {
-                if self.sorter.is_some() {
+                if self.state.is_ordered() {
                     return self.receive_ordered(source, &batch, times, before, after, now);
                 }
                 // The watermark while each row is processed; where it moves, the function
@@ -297,15 +295,12 @@ impl Driver {
                         watermarks.push(current);
                     }
                 }
-                let watermark = watermarks.first().copied().unwrap_or(self.watermark());
-                let pushed = self.push(
-                    &batch,
-                    times.as_deref(),
-                    watermark,
-                    moves.then_some(&watermarks[..]),
-                    &[],
-                    now,
-                );
+                let trace = match (moves, watermarks.first()) {
+                    (true, _) => WatermarkTrace::per_row(&watermarks),
+                    (false, Some(first)) => WatermarkTrace::constant(*first),
+                    (false, None) => WatermarkTrace::constant(self.watermark()),
+                };
+                let pushed = self.push(&batch, times.as_deref(), trace, now);
                 self.row_watermarks = watermarks;
                 pushed?;
                 if let Some(after) = after {
@@ -315,16 +310,17 @@ impl Driver {
             }
             Routed::End { source } => {
                 let previous = self.watermark();
-                self.advance(source, i64::MAX);
-                self.ended += 1;
-                if self.sorter.is_some()
+                self.state.watermarks_mut().end(source);
+                let now = self.state.now();
+                if self.state.is_ordered()
                     && let Some(current) = self.watermark()
                     && Some(current) != previous
                 {
-                    self.release_ordered(&[(previous, current)], self.last_now)?;
+                    self.release_ordered(&[(previous, current)], now)?;
                 }
-                // At the end every pending timer fires once, in time order (rule 29 of docs/semantics.md).
-                self.fire(self.end_time())?;
+                // At the end every pending timer fires once, in time order (rule 29 of
+                // docs/semantics.md).
+                self.fire(now)?;
             }
         }
         Ok(())
@@ -371,18 +367,8 @@ impl Driver {
             }
             waiting.push(row as u32);
         }
-        if !waiting.is_empty() {
-            let keys = self
-                .keys
-                .iter()
-                .map(|k| k.evaluate(batch)?.into_array(rows))
-                .collect::<Result<Vec<ArrayRef>>>()?;
-            let ties: Vec<ArrayRef> = self.call.order_by()[1..]
-                .iter()
-                .map(|(column, _, _)| batch.column(*column).clone())
-                .collect();
-            let sorter = self.sorter.as_mut().expect("ordered");
-            sorter.insert(batch, &waiting, &keys, &times, &ties)?;
+        if let Some(sorter) = self.state.sorter_mut() {
+            sorter.insert(batch, &waiting, &times)?;
         }
         if let Some(after) = after {
             let previous = self.watermark();
@@ -393,7 +379,7 @@ impl Driver {
                 advances.push((previous, current));
             }
         }
-        self.last_now = now;
+        self.state.set_now(now);
         self.release_ordered(&advances, now)
     }
 
@@ -406,11 +392,10 @@ impl Driver {
         let watermarks: Vec<i64> = advances.iter().map(|(_, after)| *after).collect();
         // The advances whose timers have fired, or fire inside the call.
         let mut fired_through = 0;
-        let released = self
-            .sorter
-            .as_mut()
-            .expect("ordered")
-            .release(&watermarks)?;
+        let released = match self.state.sorter_mut() {
+            Some(sorter) => sorter.release(&watermarks)?,
+            None => None,
+        };
         if let Some(released) = released {
             // One call for all the rows: a row under the watermark before the advance that
             // passed it; where advances without rows lie between two rows' advances, the
@@ -418,22 +403,27 @@ impl Driver {
             // each advance were on its own).
             let under: Vec<Option<i64>> =
                 released.advances.iter().map(|&a| advances[a].0).collect();
-            let mut firings: Vec<(usize, i64)> = Vec::new();
+            let mut firings: Vec<Firing> = Vec::new();
             for (row, &advance) in released.advances.iter().enumerate() {
                 if advance > fired_through {
                     // Rows of `advance` are under its previous watermark, which fires
                     // before them.
-                    firings.extend((fired_through..advance - 1).map(|h| (row, watermarks[h])));
+                    firings.extend((fired_through..advance - 1).map(|h| Firing {
+                        row,
+                        watermark: watermarks[h],
+                    }));
                     fired_through = advance;
                 }
             }
-            let moves = under.first() != under.last();
+            let trace = if under.first() != under.last() {
+                WatermarkTrace::per_row(&under)
+            } else {
+                WatermarkTrace::constant(under[0])
+            };
             self.push(
                 &released.batch,
                 Some(&released.times),
-                under[0],
-                moves.then_some(&under[..]),
-                &firings,
+                trace.with_firings(&firings),
                 now,
             )?;
         }
@@ -442,11 +432,6 @@ impl Driver {
             self.fire_at(watermark, now)?;
         }
         Ok(())
-    }
-
-    /// Processing time for timers fired at the end of input.
-    fn end_time(&self) -> i64 {
-        self.last_now
     }
 
     /// Fires the timers due at the current watermark, if it moved since they last fired.
@@ -459,42 +444,56 @@ impl Driver {
 
     /// Fires the timers due at `watermark`, if it is past the one they last fired at.
     fn fire_at(&mut self, watermark: i64, now: i64) -> Result<()> {
-        if !self.call.spec.on_timer || !self.timers.due(watermark) {
+        if !self.call.spec.on_timer || !self.state.timers_mut().due(watermark) {
             return Ok(());
         }
         let mut fired = std::mem::take(&mut self.fired);
         fired.clear();
-        let mut emitted = CallOutput::default();
-        let mut released = Vec::new();
+        let mut released = std::mem::take(&mut self.released);
+        let mut output = CallOutput::default();
+        let (stores, timers) = self.state.call_parts();
         let mut call = TimerCall {
             watermark,
             now,
-            timers: &mut self.timers,
-            fired: &mut fired,
-            row: 0,
-            chunk: self.batch_size,
-            sink: &mut emitted,
-            released: &mut released,
+            state: stores,
+            timers,
+            emission: Emission {
+                sink: &mut output,
+                chunk: self.batch_size,
+                timer_base: 0,
+                fired: &mut fired,
+                released: &mut released,
+                position: Position::Timer(0),
+            },
         };
-        let processor = &mut self.processor;
+        let processor = self.instance.processor();
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
-        let index = call.row;
+        let position = call.emission.position;
         let result = match failure(outcome, " in on_timer") {
-            Some(message) => Err(self.timer_failed(&message, &fired[index])),
-            None => self.emit(emitted, 0, &[], &[], &fired),
+            Some(message) => Err(self.timer_failed(&message, &fired, position)),
+            None => self.emit(output, 0, &[], &[], &fired),
         };
         self.fired = fired;
-        result?;
-        self.release(released);
-        Ok(())
+        self.finish_call(released);
+        result
     }
 
-    fn timer_failed(&self, message: &str, timer: &FiredTimer) -> DataFusionError {
+    fn timer_failed(
+        &self,
+        message: &str,
+        fired: &[FiredTimer],
+        position: Position,
+    ) -> DataFusionError {
+        let timer = match position {
+            Position::Timer(index) => fired.get(index),
+            Position::Row(_) => None,
+        };
+        let (name, time) = timer.map_or(("(unknown)", 0), |t| {
+            (t.name.as_deref().unwrap_or("(unnamed)"), t.time)
+        });
         DataFusionError::Execution(format!(
-            "process table function `{}` {message} (timer {} at {} ms)",
-            self.call.name,
-            timer.name.as_deref().unwrap_or("(unnamed)"),
-            timer.time
+            "process table function `{}` {message} (timer {name} at {time} ms)",
+            self.call.name
         ))
     }
 
@@ -504,7 +503,7 @@ impl Driver {
             return Ok((Vec::new(), Vec::new()));
         }
         let slots: Vec<u32> = fired.iter().map(|t| t.key).collect();
-        let keys = self.key_table.key_arrays(&slots, &self.key_types)?;
+        let keys = self.state.key_arrays(&slots)?;
         let times = match &self.time_type {
             Some(time_type) => {
                 let tz = match time_type {
@@ -525,7 +524,7 @@ impl Driver {
     /// (with `prefix` and `suffix`), the others `fired` timers.
     fn emit(
         &mut self,
-        emitted: CallOutput,
+        output: CallOutput,
         rows: usize,
         prefix: &[ArrayRef],
         suffix: &[ArrayRef],
@@ -541,7 +540,7 @@ impl Driver {
             timer_suffix: &timer_suffix,
         };
         let row_is_struct = self.call.row_is_struct();
-        for (function_rows, owners) in emitted.chunks {
+        for (function_rows, owners) in output.chunks {
             let batch = origins.batch(function_rows, &owners, row_is_struct, &self.schema)?;
             self.metrics.output_rows.add(batch.num_rows());
             self.coalescer.push_batch(batch)?;
@@ -549,35 +548,27 @@ impl Driver {
         Ok(())
     }
 
-    /// Frees the slots of keys left without state or timers, and updates the gauges.
-    fn release(&mut self, mut released: Vec<u32>) {
-        released.sort_unstable();
-        released.dedup();
-        for slot in released {
-            if self.processor.key_is_empty(slot as usize) && !self.timers.has_timers(slot) {
-                self.key_table.release(slot);
-            }
-        }
-        self.metrics
-            .state_entries
-            .set(self.processor.state_entries());
-        self.metrics.keys.set(self.key_table.len());
-        self.metrics.keys_peak.set_max(self.key_table.len());
-        self.metrics.timers.set(self.timers.len());
-        self.metrics
-            .rows_waiting
-            .set(self.sorter.as_ref().map_or(0, SortBuffer::len));
+    /// After a call: frees the slots of keys left without state or timers (the timers of a
+    /// key fired after its state emptied keep its key for the timers' rows until then), and
+    /// updates the gauges.
+    fn finish_call(&mut self, mut released: Vec<u32>) {
+        self.state.release(&mut released);
+        self.released = released;
+        self.metrics.state_entries.set(self.state.entries_held());
+        let keys = self.state.keys_held();
+        self.metrics.keys.set(keys);
+        self.metrics.keys_peak.set_max(keys);
+        self.metrics.timers.set(self.state.timers_held());
+        self.metrics.rows_waiting.set(self.state.rows_waiting());
     }
 
-    /// Calls `eval` for every row of `batch`, under `watermark` or — when it moves between
-    /// rows — `watermarks`; timers fire before a row at its watermark and at `firings`.
+    /// Calls `eval` for every row of `batch`, under the watermarks of `trace`; timers fire
+    /// before a row at its watermark and at the trace's firings.
     fn push(
         &mut self,
         batch: &RecordBatch,
         times: Option<&[i64]>,
-        watermark: Option<i64>,
-        watermarks: Option<&[Option<i64>]>,
-        firings: &[(usize, i64)],
+        trace: WatermarkTrace<'_>,
         now: i64,
     ) -> Result<()> {
         let rows = batch.num_rows();
@@ -593,11 +584,10 @@ impl Driver {
                 .collect::<Result<Vec<ArrayRef>>>()
         };
         let keys = evaluate(&self.keys)?;
-        let slots = if self.call.keyed() {
-            self.key_table.slots(&keys, rows)?
-        } else {
-            Vec::new()
-        };
+        let mut slots = std::mem::take(&mut self.slots);
+        if self.call.keyed() {
+            self.state.slots(&keys, rows, &mut slots)?;
+        }
         let table = match &self.call.table {
             Some(_) => Some(ArgColumn::array(Arc::new(StructArray::try_new(
                 self.row_fields.clone(),
@@ -619,50 +609,92 @@ impl Driver {
             .filter(|_| self.call.on_time)
             .map(|t| batch.column(t.column).clone())
             .collect();
-        let mut emitted = CallOutput::default();
-        let mut released = Vec::new();
+        let mut output = CallOutput::default();
         let mut fired = std::mem::take(&mut self.fired);
         fired.clear();
+        let mut released = std::mem::take(&mut self.released);
+        let (stores, timers) = self.state.call_parts();
         let mut call = ProcessCall {
-            table: table.as_ref(),
-            rows,
-            keys: &slots,
-            released: &mut released,
+            rows: Rows {
+                table: table.as_ref(),
+                count: rows,
+                keys: &slots,
+                times,
+            },
+            watermarks: trace,
             now,
-            times,
-            watermark,
-            watermarks,
-            firings,
-            firing: 0,
-            timers: &mut self.timers,
-            fired: &mut fired,
-            row: 0,
-            chunk: self.batch_size,
-            sink: &mut emitted,
+            state: stores,
+            timers: timers as &mut dyn Timers,
+            emission: Emission {
+                sink: &mut output,
+                chunk: self.batch_size,
+                timer_base: rows,
+                fired: &mut fired,
+                released: &mut released,
+                position: Position::Row(0),
+            },
         };
-        let processor = &mut self.processor;
+        let processor = self.instance.processor();
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
-        let row = call.row;
+        let position = call.emission.position;
         // Past the rows: a timer that fired between them.
-        let in_timer = row >= rows;
-        let result = match failure(outcome, if in_timer { " in on_timer" } else { "" }) {
-            Some(message) if in_timer => Err(self.timer_failed(&message, &fired[row - rows])),
-            Some(message) => {
+        let place = match position {
+            Position::Timer(_) => " in on_timer",
+            Position::Row(_) => "",
+        };
+        let result = match (failure(outcome, place), position) {
+            (None, _) => self.emit(output, rows, &prefix, &suffix, &fired),
+            (Some(message), Position::Timer(_)) => {
+                Err(self.timer_failed(&message, &fired, position))
+            }
+            (Some(message), Position::Row(row)) => {
                 let values = describe_input_row(table.as_ref(), row);
                 exec_err!(
                     "process table function `{}` {message} (row {row} of the batch{values})",
                     self.call.name
                 )
             }
-            None => self.emit(emitted, rows, &prefix, &suffix, &fired),
         };
         self.fired = fired;
+        self.slots = slots;
+        self.finish_call(released);
         result?;
         self.metrics.input_rows.add(rows);
-        self.release(released);
-        self.last_now = now;
-
+        self.state.set_now(now);
         Ok(())
+    }
+
+    /// The processor's keyed state as bytes (see `KeyedState::snapshot`).
+    #[cfg(test)]
+    pub(super) fn snapshot(&self) -> Result<Vec<u8>> {
+        self.state.snapshot()
+    }
+
+    /// Takes the keyed state of a snapshot (a fresh driver only).
+    #[cfg(test)]
+    pub(super) fn restore(&mut self, snapshot: &[u8]) -> Result<()> {
+        self.state.restore(snapshot)
+    }
+
+    /// The output batches produced so far (complete or not).
+    #[cfg(test)]
+    pub(super) fn take_output(&mut self) -> Result<Vec<RecordBatch>> {
+        self.coalescer.finish_buffered_batch()?;
+        let mut batches = Vec::new();
+        while let Some(batch) = self.coalescer.next_completed_batch() {
+            batches.push(batch);
+        }
+        Ok(batches)
+    }
+
+    #[cfg(test)]
+    pub(super) fn state(&self) -> &KeyedState {
+        &self.state
+    }
+
+    #[cfg(test)]
+    pub(super) fn state_mut(&mut self) -> &mut KeyedState {
+        &mut self.state
     }
 }
 
@@ -724,49 +756,5 @@ fn describe_input_row(table: Option<&ArgColumn>, row: usize) -> String {
             format!(", input row: {}", formatter.value(row))
         }
         _ => String::new(),
-    }
-}
-
-/// The function instance of one processor: the registered one, or — with `open`/`close` —
-/// its own copy, opened with the query's job parameters and closed when dropped.
-enum Instance {
-    Shared(Arc<dyn ProcessTableFunction>),
-    Opened(Arc<dyn ProcessTableFunction>),
-}
-
-impl Instance {
-    fn open(call: &PtfCall, options: &datafusion::config::ConfigOptions) -> Result<Instance> {
-        match call.function.instantiate() {
-            None => Ok(Instance::Shared(call.function.clone())),
-            Some(mut instance) => {
-                lifecycle::open(&call.name, options, &call.metrics, |context| {
-                    instance.open(context)
-                })
-                .map_err(DataFusionError::Execution)?;
-                Ok(Instance::Opened(Arc::from(instance)))
-            }
-        }
-    }
-
-    fn function(&self) -> Arc<dyn ProcessTableFunction> {
-        match self {
-            Instance::Shared(f) | Instance::Opened(f) => f.clone(),
-        }
-    }
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        if let Instance::Opened(function) = self
-            && let Some(function) = Arc::get_mut(function)
-        {
-            lifecycle::close(|| function.close());
-        }
-    }
-}
-
-impl fmt::Debug for Instance {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Instance")
     }
 }

@@ -108,6 +108,23 @@ fn routing(call: &PtfCall, keys: &[Arc<dyn PhysicalExpr>]) -> Routing {
     }
 }
 
+#[cfg(test)]
+impl PtfExec {
+    /// A processor of this exec reading `sources` input partitions, fed by the test itself.
+    pub(super) fn driver(&self, context: &TaskContext, sources: usize) -> Result<Driver> {
+        Driver::new(
+            &self.call,
+            &self.keys,
+            &self.row,
+            &self.schema,
+            &self.input.schema(),
+            ProcessorMetrics::new(&self.metrics, 0),
+            context,
+            sources,
+        )
+    }
+}
+
 impl DisplayAs for PtfExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let processors = self.properties.output_partitioning().partition_count();

@@ -8,8 +8,11 @@ pub mod binding;
 pub mod call;
 mod dataframe;
 mod driver;
+#[cfg(test)]
+mod driver_tests;
 pub mod exec;
 mod gate;
+mod instance;
 pub mod node;
 mod output;
 mod router;

@@ -7,18 +7,18 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Arra
 use datafusion::arrow::compute::{interleave, take};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{DataFusionError, Result};
-use udf_core::{Error, RowSink};
+use udf_core::{Error, Owners, RowSink};
 
 /// What a call emitted, kept as it came until the call returns (rows emitted by timers
 /// are assembled with what the timers fired, known only then).
 #[derive(Default)]
 pub struct CallOutput {
     /// The function's rows, a column per chunk, and each row's owner.
-    pub chunks: Vec<(ArrayRef, Vec<usize>)>,
+    pub chunks: Vec<(ArrayRef, Owners)>,
 }
 
 impl RowSink for CallOutput {
-    fn accept(&mut self, rows: ArrayRef, owners: Vec<usize>) -> Result<(), Error> {
+    fn accept(&mut self, rows: ArrayRef, owners: Owners) -> Result<(), Error> {
         self.chunks.push((rows, owners));
         Ok(())
     }
@@ -43,7 +43,7 @@ impl Origins<'_> {
     pub fn batch(
         &self,
         rows: ArrayRef,
-        owners: &[usize],
+        owners: &Owners,
         row_is_struct: bool,
         schema: &SchemaRef,
     ) -> Result<RecordBatch> {
@@ -61,6 +61,8 @@ impl Origins<'_> {
 
 /// How to pick a chunk's rows out of the input's and the timers' columns.
 enum Gather {
+    /// Input rows `offset..offset + len`, one each: slices, nothing copied.
+    InputRange(usize, usize),
     Input(UInt32Array),
     Timers(UInt32Array),
     /// (0 = input, 1 = timers; index) per row.
@@ -68,26 +70,31 @@ enum Gather {
 }
 
 impl Gather {
-    fn new(owners: &[usize], rows: usize, fired: usize) -> Gather {
+    fn new(owners: &Owners, rows: usize, fired: usize) -> Gather {
+        if let Some(range) = owners.range()
+            && range.end <= rows
+        {
+            return Gather::InputRange(range.start, range.len());
+        }
         // Without fired timers every row is an input row's: no need to look.
         let from_input = if fired == 0 {
             owners.len()
         } else {
-            owners.iter().filter(|&&o| o < rows).count()
+            owners.iter().filter(|&o| o < rows).count()
         };
         if from_input == owners.len() {
             Gather::Input(UInt32Array::from_iter_values(
-                owners.iter().map(|&o| o as u32),
+                owners.iter().map(|o| o as u32),
             ))
         } else if from_input == 0 {
             Gather::Timers(UInt32Array::from_iter_values(
-                owners.iter().map(|&o| (o - rows) as u32),
+                owners.iter().map(|o| (o - rows) as u32),
             ))
         } else {
             Gather::Mixed(
                 owners
                     .iter()
-                    .map(|&o| if o < rows { (0, o) } else { (1, o - rows) })
+                    .map(|o| if o < rows { (0, o) } else { (1, o - rows) })
                     .collect(),
             )
         }
@@ -102,6 +109,10 @@ impl Gather {
             )
         };
         Ok(match self {
+            Gather::InputRange(offset, len) => input
+                .iter()
+                .map(|column| column.slice(*offset, *len))
+                .collect(),
             Gather::Input(indices) => input
                 .iter()
                 .map(|column| take(column.as_ref(), indices, None))

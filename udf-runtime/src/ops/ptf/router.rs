@@ -314,10 +314,23 @@ impl SourceRouting {
         let after = self.watermark();
         let now = self.clock.now_millis();
 
-        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); processors];
         if self.keys.is_empty() || processors == 1 {
-            rows_of[0] = (0..rows as u32).collect();
-        } else {
+            // Every row to processor 0, as it came: nothing to pick.
+            if rows > 0 || (after.is_some() && before.is_some()) {
+                let message = Routed::Rows {
+                    source: self.source,
+                    batch: batch.clone(),
+                    times,
+                    before,
+                    after,
+                    now,
+                };
+                self.outbox.push((0, message));
+            }
+            return Ok(());
+        }
+        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); processors];
+        {
             let keys = self
                 .keys
                 .iter()

@@ -1,0 +1,115 @@
+//! A function's state as the runtime sees it, without its types: the keyed-state unit checks,
+//! clears, snapshots and restores entries through these traits; generated code reaches the
+//! typed stores directly.
+
+use std::any::Any;
+
+use crate::Error;
+
+/// One state entry for every key slot of a processor.
+///
+/// `save` writes a slot's live entry with its TTL stamps (postcard: `(written, value)` for a
+/// value, `[(written, element)]` for a list, `[(key, written, value)]` for a map); `restore`
+/// reads what `save` wrote into a slot of another store of the same type.
+pub trait EntryStore: Send {
+    /// Whether `slot` holds no entry.
+    fn is_absent(&self, slot: u32) -> bool;
+    fn clear(&mut self, slot: u32);
+    /// Slots holding an entry.
+    fn len(&self) -> usize;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slots holding an entry, in slot order.
+    fn occupied(&self) -> Vec<u32>;
+    /// Appends `slot`'s entry as of processing time `now` (without what expired by then) to
+    /// `out`; `false`, writing nothing, if it has none.
+    fn save(&self, slot: u32, now: i64, out: &mut Vec<u8>) -> Result<bool, Error>;
+    /// Replaces `slot`'s entry by one `save` wrote.
+    fn restore(&mut self, slot: u32, bytes: &[u8]) -> Result<(), Error>;
+}
+
+/// Every state entry of one function (the struct `#[ptf]` generates, one store per
+/// `#[state]` parameter, in declaration order).
+pub trait StateStores: Send + 'static {
+    /// Entry `index` (declaration order), if there is one.
+    fn entry(&self, index: usize) -> Option<&dyn EntryStore>;
+    fn entry_mut(&mut self, index: usize) -> Option<&mut dyn EntryStore>;
+    /// The typed stores, for the function's own calls.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl dyn StateStores {
+    /// The entries, in declaration order.
+    pub fn entries(&self) -> impl Iterator<Item = &dyn EntryStore> {
+        (0..).map_while(|index| self.entry(index))
+    }
+
+    /// Whether `slot` holds no entry at all (so its key may give the slot back).
+    pub fn is_absent(&self, slot: u32) -> bool {
+        self.entries().all(|entry| entry.is_absent(slot))
+    }
+
+    /// Clears every entry of `slot`.
+    pub fn clear(&mut self, slot: u32) {
+        let mut index = 0;
+        while let Some(entry) = self.entry_mut(index) {
+            entry.clear(slot);
+            index += 1;
+        }
+    }
+
+    /// Entries held, over every slot.
+    pub fn len(&self) -> usize {
+        self.entries().map(EntryStore::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The typed stores of a function whose stores are `S`.
+    pub fn downcast_mut<S: StateStores>(&mut self) -> Result<&mut S, Error> {
+        self.as_any_mut()
+            .downcast_mut::<S>()
+            .ok_or_else(|| Error::msg("the processor was handed the state of another function"))
+    }
+}
+
+/// The state of a function without `#[state]` entries.
+#[derive(Debug, Default)]
+pub struct NoState;
+
+impl StateStores for NoState {
+    fn entry(&self, _index: usize) -> Option<&dyn EntryStore> {
+        None
+    }
+
+    fn entry_mut(&mut self, _index: usize) -> Option<&mut dyn EntryStore> {
+        None
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// `value` in the snapshot encoding.
+pub(crate) fn encode<T: serde::Serialize>(value: &T, out: &mut Vec<u8>) -> Result<(), Error> {
+    let bytes = postcard::to_stdvec(value)
+        .map_err(|e| Error::msg(format!("a state entry could not be encoded: {e}")))?;
+    out.extend_from_slice(&bytes);
+    Ok(())
+}
+
+/// A value from the snapshot encoding.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    postcard::from_bytes(bytes).map_err(|e| {
+        Error::msg(format!(
+            "a saved state entry does not read as `{}`: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}

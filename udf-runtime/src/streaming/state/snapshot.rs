@@ -1,0 +1,243 @@
+//! Snapshots of a keyed-state unit: bytes (postcard) holding every live state entry and timer
+//! by its key's bytes, the ORDER BY rows waiting (Arrow IPC), the watermarks received and the
+//! processing time. Restoring into a fresh unit of the same function gives it what the
+//! original had; slot numbers are not kept, so the new unit may assign others.
+
+use std::io::Cursor;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::ipc::reader::StreamReader;
+use datafusion::arrow::ipc::writer::StreamWriter;
+use datafusion::common::{DataFusionError, Result, exec_err};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::KeyedState;
+use crate::streaming::watermarks::SourceWatermarks;
+
+/// Changes whenever the layout below does.
+const FORMAT: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    format: u32,
+    function: String,
+    /// The key columns' types, as Arrow prints them (key bytes mean something only for them).
+    key_types: Vec<String>,
+    entries: Vec<SavedEntry>,
+    /// In firing order.
+    timers: Vec<SavedTimer>,
+    timers_fired_at: Option<i64>,
+    watermarks: SourceWatermarks,
+    now: i64,
+    waiting: Option<SavedRows>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedEntry {
+    name: String,
+    /// (key bytes, the entry as its store saved it).
+    keys: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedTimer {
+    key: Vec<u8>,
+    time: i64,
+    name: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedRows {
+    /// One Arrow IPC stream of the rows, in arrival order.
+    ipc: Vec<u8>,
+    times: Vec<i64>,
+}
+
+fn failed(what: &str, error: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("{what}: {error}"))
+}
+
+impl KeyedState {
+    /// Everything the unit holds, as bytes.
+    pub fn snapshot(&self) -> Result<Vec<u8>> {
+        let key_of = |slot: u32| {
+            self.keys.key_bytes(slot).ok_or_else(|| {
+                DataFusionError::Internal(format!("key slot {slot} holds state but no key"))
+            })
+        };
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for (index, spec) in self.entries.iter().enumerate() {
+            let store = self.store(index);
+            let mut keys = Vec::with_capacity(store.len());
+            for slot in store.occupied() {
+                let mut bytes = Vec::new();
+                if store
+                    .save(slot, self.now, &mut bytes)
+                    .map_err(|e| self.entry_error(index, e))?
+                {
+                    keys.push((key_of(slot)?, bytes));
+                }
+            }
+            entries.push(SavedEntry {
+                name: spec.name.clone(),
+                keys,
+            });
+        }
+        let timers = self
+            .timers
+            .registered()
+            .into_iter()
+            .map(|(slot, time, name)| {
+                Ok(SavedTimer {
+                    key: key_of(slot)?,
+                    time,
+                    name: name.map(|n| n.to_string()),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let waiting = match self.sorter.as_ref().map(|s| s.waiting()).transpose()? {
+            Some(Some((batch, times))) => Some(SavedRows {
+                ipc: ipc_bytes(&batch)?,
+                times,
+            }),
+            _ => None,
+        };
+        let saved = Saved {
+            format: FORMAT,
+            function: self.function.clone(),
+            key_types: self.key_types.iter().map(ToString::to_string).collect(),
+            entries,
+            timers,
+            timers_fired_at: self.timers.fired_at(),
+            watermarks: self.watermarks.clone(),
+            now: self.now,
+            waiting,
+        };
+        postcard::to_stdvec(&saved).map_err(|e| failed("a state snapshot could not be written", e))
+    }
+
+    /// Takes the state of `snapshot` (a fresh unit of the same function: it must hold
+    /// nothing yet).
+    pub fn restore(&mut self, snapshot: &[u8]) -> Result<()> {
+        let function = self.function.clone();
+        let saved: Saved = postcard::from_bytes(snapshot).map_err(|e| {
+            failed(
+                &format!("a state snapshot of `{function}` does not read"),
+                e,
+            )
+        })?;
+        if saved.format != FORMAT {
+            return exec_err!(
+                "the state snapshot has format {}, this build reads format {FORMAT}",
+                saved.format
+            );
+        }
+        let key_types: Vec<String> = self.key_types.iter().map(ToString::to_string).collect();
+        if saved.key_types != key_types {
+            return exec_err!(
+                "the state snapshot of `{}` is keyed by ({}), but `{function}` is partitioned by ({}) here",
+                saved.function,
+                saved.key_types.join(", "),
+                key_types.join(", ")
+            );
+        }
+        if saved.watermarks.sources() != self.watermarks.sources() {
+            return exec_err!(
+                "the state snapshot of `{function}` was taken with {} input partitions, this processor reads {}",
+                saved.watermarks.sources(),
+                self.watermarks.sources()
+            );
+        }
+        if self.keys.len() > 0 || self.timers.len() > 0 || self.rows_waiting() > 0 {
+            return exec_err!("state is restored into a fresh processor of `{function}` only");
+        }
+        for entry in saved.entries {
+            let Some(index) = self.entries.iter().position(|e| e.name == entry.name) else {
+                return exec_err!(
+                    "the state snapshot holds state entry `{}`, which `{function}` does not declare",
+                    entry.name
+                );
+            };
+            for (key, bytes) in entry.keys {
+                let slot = self.keys.slot_of_bytes(&key)?;
+                let restored = self
+                    .stores
+                    .entry_mut(index)
+                    .expect("the stores have every declared entry")
+                    .restore(slot, &bytes);
+                restored.map_err(|e| self.entry_error(index, e))?;
+            }
+        }
+        for timer in saved.timers {
+            let slot = self.keys.slot_of_bytes(&timer.key)?;
+            self.timers
+                .register_timer(slot, timer.name.as_deref(), timer.time);
+        }
+        self.timers.set_fired_at(saved.timers_fired_at);
+        self.watermarks = saved.watermarks;
+        self.now = saved.now;
+        if let Some(rows) = saved.waiting {
+            let batch = ipc_batch(&rows.ipc)?;
+            let Some(sorter) = self.sorter.as_mut() else {
+                return exec_err!(
+                    "the state snapshot holds rows waiting for ORDER BY, but this call of `{function}` has no ORDER BY"
+                );
+            };
+            let all: Vec<u32> = (0..batch.num_rows() as u32).collect();
+            sorter.insert(&batch, &all, &rows.times)?;
+        }
+        Ok(())
+    }
+}
+
+fn ipc_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let mut writer = StreamWriter::try_new(&mut bytes, &batch.schema())?;
+    writer.write(batch)?;
+    writer.finish()?;
+    drop(writer);
+    Ok(bytes)
+}
+
+fn ipc_batch(bytes: &[u8]) -> Result<RecordBatch> {
+    let reader = StreamReader::try_new(Cursor::new(bytes), None)?;
+    let schema = reader.schema();
+    let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(datafusion::arrow::compute::concat_batches(
+        &schema, &batches,
+    )?)
+}
+
+/// A value entry as stores save it: `(written, value)`.
+pub(super) fn encode_value<T: Serialize>(
+    written: i64,
+    value: &T,
+) -> Result<Vec<u8>, udf_core::Error> {
+    postcard::to_stdvec(&(written, value))
+        .map_err(|e| udf_core::Error::msg(format!("the value could not be encoded: {e}")))
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, udf_core::Error> {
+    postcard::from_bytes(bytes).map_err(|e| {
+        udf_core::Error::msg(format!(
+            "the entry does not read as `{}`: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+pub(super) fn decode_value<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, udf_core::Error> {
+    decode::<(i64, T)>(bytes).map(|(_, value)| value)
+}
+
+pub(super) fn decode_list<T: DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, udf_core::Error> {
+    decode::<Vec<(i64, T)>>(bytes).map(|entries| entries.into_iter().map(|(_, v)| v).collect())
+}
+
+pub(super) fn decode_map<K: DeserializeOwned, V: DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<Vec<(K, V)>, udf_core::Error> {
+    decode::<Vec<(K, (i64, V))>>(bytes)
+        .map(|entries| entries.into_iter().map(|(k, (_, v))| (k, v)).collect())
+}
