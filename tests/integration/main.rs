@@ -4,6 +4,7 @@ mod aggregate;
 mod asynchronous;
 mod conformance;
 mod examples;
+mod lifecycle;
 mod ptf;
 mod scalar;
 mod support;
