@@ -292,3 +292,100 @@ pub fn is_identifier(name: &str) -> bool {
     matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::*;
+
+    fn errors(cx: Ctxt) -> Vec<String> {
+        match cx.check() {
+            Ok(()) => Vec::new(),
+            Err(error) => error.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn function_options_take_only_the_keys_a_macro_allows() {
+        let cx = Ctxt::new();
+        let options = FunctionOptions::parse(
+            "aggregate_function",
+            &["name", "deterministic", "retract", "merge"],
+            quote!(name = "wavg", deterministic = false, retract),
+            &cx,
+        );
+        assert!(errors(cx).is_empty());
+        assert_eq!(options.name.map(|n| n.value()).as_deref(), Some("wavg"));
+        assert_eq!(options.deterministic.map(|d| d.value), Some(false));
+        assert!(options.retract.is_some() && options.merge.is_none());
+
+        for (args, expected) in [
+            (
+                quote!(nmae = "x"),
+                "unknown option `nmae` of #[ptf]; expected one of `name`",
+            ),
+            (quote!(name = 3), "expected string literal"),
+            (quote!(name = "a", name = "b"), "duplicate `name`"),
+            (quote!(name = " "), "the SQL name cannot be empty"),
+        ] {
+            let cx = Ctxt::new();
+            FunctionOptions::parse("ptf", &["name"], args, &cx);
+            assert_eq!(errors(cx), [expected]);
+        }
+        let cx = Ctxt::new();
+        FunctionOptions::parse("aggregate_function", &["merge"], quote!(merge = true), &cx);
+        assert_eq!(
+            errors(cx),
+            ["`merge` is a flag: write `merge`, not `merge = ...`"]
+        );
+    }
+
+    #[test]
+    fn argument_attributes_know_what_a_ptf_takes() {
+        let attr: Attribute = syn::parse_quote!(#[argument(name = "x", optional, type = "INT")]);
+        let cx = Ctxt::new();
+        let parsed = ArgumentAttr::parse(&attr, false, &cx);
+        assert!(errors(cx).is_empty());
+        assert_eq!(parsed.name.map(|n| n.value()).as_deref(), Some("x"));
+        assert!(parsed.optional.is_some() && parsed.hint.is_some());
+
+        let attr: Attribute = syn::parse_quote!(#[argument(set_semantic_table)]);
+        let cx = Ctxt::new();
+        ArgumentAttr::parse(&attr, false, &cx);
+        assert_eq!(
+            errors(cx),
+            ["`set_semantic_table` is a table trait: only arguments of #[ptf] functions take it"]
+        );
+        let cx = Ctxt::new();
+        let parsed = ArgumentAttr::parse(&attr, true, &cx);
+        assert!(errors(cx).is_empty());
+        assert!(parsed.table_trait("set_semantic_table").is_some());
+
+        for (attr, expected) in [
+            (
+                syn::parse_quote!(#[argument(name = "1x")]),
+                "an argument name must be an identifier (letters, digits and `_`, not starting with a digit)",
+            ),
+            (
+                syn::parse_quote!(#[argument(optional = true)]),
+                "`optional` is a flag: write `optional`, not `optional = ...`",
+            ),
+            (
+                syn::parse_quote!(#[argument(type = "INTEGRAL")]),
+                "invalid data type: unknown data type `INTEGRAL`",
+            ),
+            (
+                syn::parse_quote!(#[argument]),
+                "#[argument] needs options, e.g. #[argument(name = \"x\", optional)]",
+            ),
+        ] {
+            let attr: Attribute = attr;
+            let cx = Ctxt::new();
+            ArgumentAttr::parse(&attr, true, &cx);
+            let found = errors(cx);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(found[0].starts_with(expected), "{found:?}");
+        }
+    }
+}

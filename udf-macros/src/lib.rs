@@ -14,6 +14,9 @@ mod signature;
 mod sql_row;
 mod types;
 
+#[cfg(test)]
+mod expansion_tests;
+
 use proc_macro::TokenStream;
 
 /// Turns a `fn` or an `impl` block into a SQL scalar function.

@@ -254,7 +254,9 @@ fn state_struct(states: &[StateParam]) -> (TokenStream, TokenStream, TokenStream
     }
     let fields: Vec<_> = states.iter().map(|s| &s.ident).collect();
     let (store_types, store_new): (Vec<_>, Vec<_>) = states.iter().map(store).unzip();
-    let indices: Vec<usize> = (0..states.len()).collect();
+    let indices: Vec<_> = (0..states.len())
+        .map(proc_macro2::Literal::usize_unsuffixed)
+        .collect();
     let items = quote! {
         /// The stores of the state entries, one per `#[state]` parameter, for every key slot of
         /// a processor.
@@ -304,7 +306,7 @@ fn args_struct(args: &[ArgParam]) -> (TokenStream, TokenStream) {
         match arg.table {
             Some(_) => quote!(#reader(__udf::table_column(table)?, #name)?),
             None => {
-                let index = scalar;
+                let index = proc_macro2::Literal::usize_unsuffixed(scalar);
                 scalar += 1;
                 quote!(#reader(&setup.scalars[#index], #name)?)
             }
@@ -394,6 +396,7 @@ fn call_method(
         .zip(&locals)
         .enumerate()
         .map(|(index, (state, local))| {
+            let index = proc_macro2::Literal::usize_unsuffixed(index);
             let field = &state.ident;
             let keep = match state.kind {
                 StateKind::Value => quote!(state.#field.store(key, #local, now)),

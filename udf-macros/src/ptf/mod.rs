@@ -5,6 +5,8 @@
 mod check;
 mod expand;
 mod model;
+#[cfg(test)]
+mod tests;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};

@@ -11,7 +11,7 @@ use crate::signature::{Param, Receiver};
 use crate::types;
 
 /// The kind of a state entry, from its Rust type.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateKind {
     Value,
     List,
