@@ -21,6 +21,11 @@ impl Ctxt {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
+    /// Whether an error was collected so far.
+    pub fn has_errors(&self) -> bool {
+        !self.errors.borrow().is_empty()
+    }
+
     /// All collected errors combined into one, or `Ok` if there were none.
     pub fn check(self) -> syn::Result<()> {
         let mut errors = self.errors.into_inner().into_iter();

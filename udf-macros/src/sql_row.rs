@@ -29,6 +29,16 @@ pub fn expand(input: TokenStream) -> TokenStream {
             "a SqlRow struct cannot be generic: a ROW type has fixed field types",
         );
     }
+    for misplaced in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident(attr::DATA_TYPE))
+    {
+        cx.error_spanned_by(
+            misplaced,
+            "a SqlRow struct is the ROW of its fields: put #[data_type(\"...\")] on a field",
+        );
+    }
     let fields = match &mut input.data {
         Data::Struct(data) => match &mut data.fields {
             Fields::Named(named) => named

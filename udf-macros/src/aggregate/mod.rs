@@ -330,14 +330,15 @@ fn parse(
                     "`get_value` must return the aggregate's result",
                 ),
             }
-        } else {
-            attr::reject(
-                &mut method.attrs,
-                &[attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT],
-                "`accumulate`/`retract` methods (and #[data_type] on the result method)",
-                cx,
-            );
         }
+        // What is left on any method but `accumulate`/`retract` (which took theirs) is
+        // misplaced; `get_value` and the emit methods took their result hint.
+        attr::reject(
+            &mut method.attrs,
+            &[attr::DATA_TYPE, attr::VARARGS, attr::ARGUMENT],
+            "`accumulate`/`retract` methods (and #[data_type] on the result method)",
+            cx,
+        );
     }
 
     if accumulates.is_empty() {

@@ -55,7 +55,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 fn finish(def: Option<PtfDef>, item: TokenStream, cx: Ctxt) -> TokenStream {
-    if let Some(def) = &def {
+    // Rules across parameters are checked once each parameter parsed: a parameter that did
+    // not would make them report what is only a consequence.
+    if let Some(def) = &def
+        && !cx.has_errors()
+    {
         check::check(def, &cx);
     }
     match (cx.check(), def) {

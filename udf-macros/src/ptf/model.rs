@@ -164,19 +164,34 @@ impl PtfEval {
                 if let Some(state) = &state_attr {
                     cx.error_spanned_by(state, "a `Context` is not a state entry");
                 }
+                for name in [attr::ARGUMENT, attr::DATA_TYPE] {
+                    for misplaced in attr::take(&mut pat_type.attrs, name) {
+                        cx.error_spanned_by(
+                            misplaced,
+                            format!("#[{name}] goes on the function's arguments; the `{context_type}` is not one"),
+                        );
+                    }
+                }
                 eval.context = Some(ContextParam { mutable });
                 continue;
             }
             if let Some(row) = types::collector_item(&pat_type.ty, "Collector") {
                 eval.collector = Some(row.clone());
                 stage = Stage::Collector;
-                for misplaced in pat_type.attrs.iter().filter(|a| {
-                    a.path().is_ident(attr::ARGUMENT) || a.path().is_ident(attr::DATA_TYPE)
-                }) {
+                for misplaced in attr::take(&mut pat_type.attrs, attr::DATA_TYPE) {
                     cx.error_spanned_by(
                         misplaced,
                         "put the row type hint on the function: #[data_type(\"...\")] above `fn`",
                     );
+                }
+                for misplaced in attr::take(&mut pat_type.attrs, attr::ARGUMENT) {
+                    cx.error_spanned_by(
+                        misplaced,
+                        "the collector is not an argument: #[argument] goes on the function's arguments",
+                    );
+                }
+                if let Some(state) = &state_attr {
+                    cx.error_spanned_by(state, "the collector is not a state entry");
                 }
                 continue;
             }

@@ -1,0 +1,19 @@
+use udf_core::prelude::*;
+
+#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Count {
+    n: i64,
+}
+
+#[ptf]
+fn counter(
+    #[state] count: &mut Count,
+    #[argument(set_semantic_table)] input: Row,
+    #[argument(name = "rows")] out: &mut Collector<i64>,
+) {
+    count.n += 1;
+    let _ = input;
+    out.collect(count.n);
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use udf_core::prelude::*;
+
+#[async_scalar_function]
+struct Lookup;
+
+fn main() {}

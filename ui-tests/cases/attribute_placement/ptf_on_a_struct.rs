@@ -1,0 +1,8 @@
+use udf_core::prelude::*;
+
+#[ptf]
+struct Counter {
+    n: i64,
+}
+
+fn main() {}

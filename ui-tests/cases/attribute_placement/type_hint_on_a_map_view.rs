@@ -1,0 +1,18 @@
+use udf_core::prelude::*;
+
+#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Count {
+    n: i64,
+}
+
+#[ptf]
+fn counter(
+    #[state(type = "ROW<n BIGINT>")] seen: &mut MapView<String, i64>,
+    #[argument(set_semantic_table)] input: Row,
+    out: &mut Collector<i64>,
+) {
+    let _ = (seen, input);
+    out.collect(1);
+}
+
+fn main() {}

@@ -1,0 +1,23 @@
+use udf_core::prelude::*;
+
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Sum {
+    total: i64,
+}
+
+#[derive(Clone, Default)]
+struct Total;
+
+#[aggregate_function]
+impl Total {
+    fn accumulate(acc: &mut Sum, value: i64) {
+        acc.total += value;
+    }
+
+    #[varargs]
+    fn get_value(acc: &Sum) -> i64 {
+        acc.total
+    }
+}
+
+fn main() {}
