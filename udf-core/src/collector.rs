@@ -191,6 +191,8 @@ impl<T: ResultValue> Emitted<T> {
     /// The first error a row caused (a value that does not fit the declared type).
     #[inline]
     pub fn take_error(&mut self) -> Option<Error> {
+        // Looked at once per row: only read, unless there is one.
+        self.error.as_ref()?;
         self.error.take()
     }
 

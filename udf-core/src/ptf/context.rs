@@ -167,6 +167,8 @@ impl<'a> Context<'a> {
     #[doc(hidden)]
     #[inline]
     pub fn take_error(&mut self) -> Option<Error> {
+        // Looked at once per row: only read, unless there is one.
+        self.error.as_ref()?;
         self.error.take()
     }
 }

@@ -190,6 +190,7 @@ pub fn fire<B: ProcessBody>(
 /// Runs `on_timer` for each timer of the batch `timers` made due at `watermark` that is still
 /// registered: its key's state loaded and written back, its timer requests applied.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn fire_due<B: ProcessBody>(
     function: &B::Function,
     setup: &ProcessorSetup,

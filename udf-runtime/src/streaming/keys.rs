@@ -59,21 +59,27 @@ macro_rules! slot_of {
     ($slots:expr, $free:expr, $assigned:expr, $key:expr, $owned:expr) => {
         match $slots.slots.get($key) {
             Some(&slot) => slot,
-            None => {
-                let slot = $free.pop().unwrap_or_else(|| {
-                    $assigned += 1;
-                    $assigned - 1
-                });
-                let owned = $owned;
-                if $slots.keys.len() <= slot as usize {
-                    $slots.keys.resize(slot as usize + 1, None);
-                }
-                $slots.keys[slot as usize] = Some(owned.clone());
-                $slots.slots.insert(owned, slot);
-                slot
-            }
+            None => $slots.assign($owned, $free, &mut $assigned),
         }
     };
+}
+
+impl<K: Hash + Eq + Clone> Slots<K> {
+    /// A slot for a key seen for the first time (kept out of the lookup loops).
+    #[cold]
+    #[inline(never)]
+    fn assign(&mut self, key: K, free: &mut Vec<u32>, assigned: &mut u32) -> u32 {
+        let slot = free.pop().unwrap_or_else(|| {
+            *assigned += 1;
+            *assigned - 1
+        });
+        if self.keys.len() <= slot as usize {
+            self.keys.resize(slot as usize + 1, None);
+        }
+        self.keys[slot as usize] = Some(key.clone());
+        self.slots.insert(key, slot);
+        slot
+    }
 }
 
 fn is_integer(data_type: &ArrowType) -> bool {
@@ -117,9 +123,12 @@ impl KeyTable {
                 let column = cast(&keys[0], &ArrowType::Int64)?;
                 let values = column.as_primitive::<Int64Type>();
                 if values.null_count() == 0 {
-                    for value in values.values() {
-                        out.push(slot_of!(slots, free, *assigned, value, *value));
-                    }
+                    out.extend(
+                        values
+                            .values()
+                            .iter()
+                            .map(|value| slot_of!(slots, free, *assigned, value, *value)),
+                    );
                 } else {
                     for value in values.iter() {
                         out.push(match value {

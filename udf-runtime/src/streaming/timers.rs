@@ -45,6 +45,7 @@ struct Queue {
 }
 
 impl Queue {
+    #[inline]
     fn push(&mut self, entry: Queued) {
         if self.run.back().is_none_or(|last| *last <= entry) {
             self.run.push_back(entry);

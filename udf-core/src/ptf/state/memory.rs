@@ -76,17 +76,20 @@ impl<T: Clone + PartialEq> ValueStore<T> {
         if self.values[key] == value {
             return !self.present[key];
         }
-        if value == self.initial {
-            self.remove(key);
-            return true;
+        if self.present[key] {
+            // A changed entry: written back, unless it went back to the initial value.
+            if value == self.initial {
+                self.remove(key);
+                return true;
+            }
+        } else {
+            // A new entry (the slot held the initial value, so `value` is another).
+            self.present[key] = true;
+            self.live += 1;
         }
         self.values[key] = value;
         if self.ttl.0.is_some() {
             self.written[key] = now;
-        }
-        if !self.present[key] {
-            self.present[key] = true;
-            self.live += 1;
         }
         false
     }

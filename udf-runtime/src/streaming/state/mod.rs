@@ -107,10 +107,10 @@ impl KeyedState {
         self.now = now;
     }
 
-    /// Gives back the slots of `released` keys left without state and timers.
+    /// Gives back the slots of `released` keys left without state and timers. A slot listed
+    /// twice is given back once (nothing takes a slot between two entries of the list), and the
+    /// order slots come back in shows nowhere: timers fire in registration order.
     pub fn release(&mut self, released: &mut Vec<u32>) {
-        released.sort_unstable();
-        released.dedup();
         for &slot in released.iter() {
             if self.stores.is_absent(slot) && !self.timers.has_timers(slot) {
                 self.keys.release(slot);
