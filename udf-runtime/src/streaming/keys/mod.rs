@@ -1,0 +1,284 @@
+//! Key slots: each PARTITION BY key a processor holds state for gets a small number, which
+//! indexes the function's state stores; slots of keys whose state became empty are reused.
+//!
+//! One integer key column (the common case) is looked up by value, small non-negative ones
+//! in a vector indexed by the key (`integer.rs`); any other keys are hashed in Arrow's row
+//! format (`hashed.rs`). Slots are the table's own business: outside it — in
+//! snapshots — a key is its bytes (`key_bytes`), which mean the same in every run.
+
+mod hashed;
+mod integer;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type};
+use datafusion::arrow::row::{RowConverter, SortField};
+use datafusion::common::{DataFusionError, Result};
+
+use hashed::HashedSlots;
+use integer::IntegerSlots;
+
+pub struct KeyTable {
+    lookup: Lookup,
+    slots: Allocator,
+}
+
+enum Lookup {
+    /// No PARTITION BY: every row has slot 0; whether it is in use.
+    Single(bool),
+    /// One integer column.
+    Integer(IntegerSlots),
+    /// Anything else, in Arrow's row format.
+    Rows(RowConverter, HashedSlots<Box<[u8]>>),
+}
+
+/// Hands out slot numbers: freed ones first, then new ones.
+#[derive(Default)]
+pub struct Allocator {
+    free: Vec<u32>,
+    /// Slots handed out so far (in use or free).
+    assigned: u32,
+}
+
+impl Allocator {
+    fn take(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.assigned += 1;
+            self.assigned - 1
+        })
+    }
+}
+
+fn is_integer(data_type: &ArrowType) -> bool {
+    matches!(
+        data_type,
+        ArrowType::Int8
+            | ArrowType::Int16
+            | ArrowType::Int32
+            | ArrowType::Int64
+            | ArrowType::UInt8
+            | ArrowType::UInt16
+            | ArrowType::UInt32
+    )
+}
+
+impl KeyTable {
+    pub fn new(key_types: &[ArrowType]) -> Result<Self> {
+        let lookup = match key_types {
+            [] => Lookup::Single(false),
+            [single] if is_integer(single) => Lookup::Integer(IntegerSlots::new()),
+            _ => Lookup::Rows(
+                RowConverter::new(key_types.iter().cloned().map(SortField::new).collect())?,
+                HashedSlots::new(),
+            ),
+        };
+        Ok(KeyTable {
+            lookup,
+            slots: Allocator::default(),
+        })
+    }
+
+    /// The slot of each row's key into `out` (cleared first), assigning slots to new keys.
+    pub fn slots(&mut self, keys: &[ArrayRef], rows: usize, out: &mut Vec<u32>) -> Result<()> {
+        out.clear();
+        out.reserve(rows);
+        let allocator = &mut self.slots;
+        match &mut self.lookup {
+            Lookup::Single(held) => {
+                *held |= rows > 0;
+                out.resize(rows, 0)
+            }
+            Lookup::Integer(table) => {
+                let column = cast(&keys[0], &ArrowType::Int64)?;
+                let values = column.as_primitive::<Int64Type>();
+                if values.null_count() == 0 {
+                    out.extend(values.values().iter().map(|v| table.slot(*v, allocator)));
+                } else {
+                    out.extend(values.iter().map(|value| match value {
+                        Some(value) => table.slot(value, allocator),
+                        None => table.null_slot(allocator),
+                    }));
+                }
+            }
+            Lookup::Rows(converter, table) => {
+                let converted = converter.convert_columns(keys)?;
+                out.extend(converted.iter().map(|row| {
+                    let bytes = row.as_ref();
+                    table.slot(bytes, || Box::from(bytes), allocator)
+                }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees `slot` for another key (its state is empty).
+    pub fn release(&mut self, slot: u32) {
+        let released = match &mut self.lookup {
+            Lookup::Single(held) => {
+                *held = false;
+                false
+            }
+            Lookup::Integer(table) => table.release(slot),
+            Lookup::Rows(_, table) => table.release(slot),
+        };
+        if released {
+            self.slots.free.push(slot);
+        }
+    }
+
+    /// The key columns of `slots` (which must be in use), of the key types.
+    pub fn key_arrays(&self, slots: &[u32], key_types: &[ArrowType]) -> Result<Vec<ArrayRef>> {
+        match &self.lookup {
+            Lookup::Single(_) => Ok(Vec::new()),
+            Lookup::Integer(table) => {
+                let values: Int64Array = slots
+                    .iter()
+                    .map(|slot| table.key(*slot).flatten())
+                    .collect();
+                Ok(vec![cast(&values, &key_types[0])?])
+            }
+            Lookup::Rows(converter, table) => {
+                let parser = converter.parser();
+                let rows: Vec<_> = slots
+                    .iter()
+                    .map(|slot| {
+                        let bytes = table
+                            .key(*slot)
+                            .expect("a slot with timers keeps its key");
+                        parser.parse(bytes)
+                    })
+                    .collect();
+                Ok(converter.convert_rows(rows)?)
+            }
+        }
+    }
+
+    /// Keys holding a slot.
+    pub fn len(&self) -> usize {
+        match &self.lookup {
+            Lookup::Single(held) => usize::from(*held),
+            Lookup::Integer(table) => table.len(),
+            Lookup::Rows(_, table) => table.len(),
+        }
+    }
+}
+
+/// Keys by their bytes, for snapshots and lookups from outside the processor's calls (see
+/// `streaming/state/`).
+#[cfg_attr(not(test), allow(dead_code))]
+impl KeyTable {
+    /// The bytes of the key in `slot` (which must be in use): the integer's 8 little-endian
+    /// bytes (none for NULL), the row-format bytes of other keys, nothing without keys.
+    pub fn key_bytes(&self, slot: u32) -> Option<Vec<u8>> {
+        match &self.lookup {
+            Lookup::Single(held) => held.then(Vec::new),
+            Lookup::Integer(table) => Some(match table.key(slot)? {
+                None => Vec::new(),
+                Some(value) => value.to_le_bytes().to_vec(),
+            }),
+            Lookup::Rows(_, table) => table.key(slot).map(|bytes| bytes.to_vec()),
+        }
+    }
+
+    /// The bytes of each row's key in `keys` (see `key_bytes`).
+    pub fn encode(&self, keys: &[ArrayRef], rows: usize) -> Result<Vec<Vec<u8>>> {
+        Ok(match &self.lookup {
+            Lookup::Single(_) => vec![Vec::new(); rows],
+            Lookup::Integer(..) => {
+                let column = cast(&keys[0], &ArrowType::Int64)?;
+                column
+                    .as_primitive::<Int64Type>()
+                    .iter()
+                    .map(|value| value.map_or_else(Vec::new, |v| v.to_le_bytes().to_vec()))
+                    .collect()
+            }
+            Lookup::Rows(converter, _) => converter
+                .convert_columns(keys)?
+                .iter()
+                .map(|row| row.as_ref().to_vec())
+                .collect(),
+        })
+    }
+
+    /// The slot of the key in use whose bytes are `bytes`, if it has one.
+    pub fn find_bytes(&self, bytes: &[u8]) -> Option<u32> {
+        match &self.lookup {
+            Lookup::Single(held) => held.then_some(0),
+            Lookup::Integer(table) => match bytes {
+                [] => table.find(None),
+                bytes => table.find(Some(i64::from_le_bytes(bytes.try_into().ok()?))),
+            },
+            Lookup::Rows(_, table) => table.find(bytes),
+        }
+    }
+
+    /// The slot of the key whose bytes are `bytes` (see `key_bytes`), assigned if new.
+    pub fn slot_of_bytes(&mut self, bytes: &[u8]) -> Result<u32> {
+        let allocator = &mut self.slots;
+        Ok(match &mut self.lookup {
+            Lookup::Single(held) => {
+                *held = true;
+                0
+            }
+            Lookup::Integer(table) => match bytes {
+                [] => table.null_slot(allocator),
+                bytes => {
+                    let value = i64::from_le_bytes(bytes.try_into().map_err(|_| {
+                        DataFusionError::Execution(format!(
+                            "a saved integer key has {} bytes, not 8",
+                            bytes.len()
+                        ))
+                    })?);
+                    table.slot(value, allocator)
+                }
+            },
+            Lookup::Rows(_, table) => table.slot(bytes, || Box::from(bytes), allocator),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
+
+    use super::*;
+
+    fn slots(table: &mut KeyTable, keys: &[ArrayRef], rows: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        table.slots(keys, rows, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn equal_keys_share_a_slot_and_freed_slots_are_reused() {
+        let mut table = KeyTable::new(&[ArrowType::Utf8, ArrowType::Int64]).unwrap();
+        let a: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "a", "a"]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![1, 1, 1, 2]));
+        assert_eq!(slots(&mut table, &[a, b], 4), [0, 1, 0, 2]);
+        table.release(1);
+        assert_eq!(table.len(), 2);
+        let a: ArrayRef = Arc::new(StringArray::from(vec!["c"]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![9]));
+        assert_eq!(slots(&mut table, &[a, b], 1), [1]);
+    }
+
+    #[test]
+    fn integer_keys_keep_null_apart_from_every_value() {
+        let mut table = KeyTable::new(&[ArrowType::Int32]).unwrap();
+        let keys: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(0),
+            None,
+            Some(7),
+            None,
+            Some(0),
+        ]));
+        assert_eq!(slots(&mut table, &[keys], 5), [0, 1, 2, 1, 0]);
+        table.release(0);
+        table.release(0);
+        assert_eq!(table.len(), 2);
+        let keys: ArrayRef = Arc::new(Int32Array::from(vec![8, 7]));
+        assert_eq!(slots(&mut table, &[keys], 2), [0, 2]);
+    }
+}
