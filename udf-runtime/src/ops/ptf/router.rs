@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::buffer::ScalarBuffer;
 use datafusion::arrow::compute::{cast, take_record_batch};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type, TimeUnit};
 use datafusion::common::hash_utils::{RandomState, create_hashes};
@@ -329,25 +330,21 @@ impl SourceRouting {
             }
             return Ok(());
         }
-        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); processors];
-        {
-            let keys = self
-                .keys
-                .iter()
-                .map(|k| k.evaluate(batch)?.into_array(rows))
-                .collect::<Result<Vec<_>>>()?;
-            self.hashes.clear();
-            self.hashes.resize(rows, 0);
-            create_hashes(&keys, &ROUTING_STATE, &mut self.hashes)?;
-            for (row, hash) in self.hashes.iter().enumerate() {
-                rows_of[(*hash % processors as u64) as usize].push(row as u32);
-            }
-        }
-        for (processor, rows) in rows_of.into_iter().enumerate() {
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| k.evaluate(batch)?.into_array(rows))
+            .collect::<Result<Vec<_>>>()?;
+        self.hashes.clear();
+        self.hashes.resize(rows, 0);
+        create_hashes(&keys, &ROUTING_STATE, &mut self.hashes)?;
+        let (indices, ranges) = rows_by_processor(&self.hashes, processors);
+        for (processor, range) in ranges.into_iter().enumerate() {
             // A processor without rows still hears of an advanced watermark.
-            if rows.is_empty() && (after.is_none() || before.is_none()) {
+            if range.is_empty() && (after.is_none() || before.is_none()) {
                 continue;
             }
+            let rows = indices.slice(range.start, range.len());
             fn pick<T: Copy>(values: &Option<Vec<T>>, rows: &[u32]) -> Option<Vec<T>> {
                 values
                     .as_ref()
@@ -362,13 +359,41 @@ impl SourceRouting {
                 batch: if rows.len() == batch.num_rows() {
                     batch.clone()
                 } else {
-                    take_record_batch(batch, &UInt32Array::from(rows))?
+                    take_record_batch(batch, &UInt32Array::new(rows, None))?
                 },
             };
             self.outbox.push((processor, message));
         }
         Ok(())
     }
+}
+
+/// The processor of each row by its key's hash, as the rows of every processor in input
+/// order: one index buffer, holding processor 0's rows, then processor 1's, ..., and each
+/// processor's range in it. A counting sort: a pass to count, one to place, no growing.
+fn rows_by_processor(
+    hashes: &[u64],
+    processors: usize,
+) -> (ScalarBuffer<u32>, Vec<std::ops::Range<usize>>) {
+    // The hash scaled to 0..processors: a multiply, where `%` would divide.
+    let processor_of = |hash: u64| ((u128::from(hash) * processors as u128) >> 64) as usize;
+    let mut next = vec![0usize; processors];
+    for hash in hashes {
+        next[processor_of(*hash)] += 1;
+    }
+    let mut ranges = Vec::with_capacity(processors);
+    let mut start = 0;
+    for count in next.iter_mut() {
+        ranges.push(start..start + *count);
+        (start, *count) = (start + *count, start);
+    }
+    let mut indices = vec![0u32; hashes.len()];
+    for (row, hash) in hashes.iter().enumerate() {
+        let slot = &mut next[processor_of(*hash)];
+        indices[*slot] = row as u32;
+        *slot += 1;
+    }
+    (ScalarBuffer::from(indices), ranges)
 }
 
 /// A routing task's sending side: a channel per processor, behind the gate.
@@ -427,4 +452,40 @@ fn event_time_millis(batch: &RecordBatch, event_time: &EventTime) -> Result<Vec<
     let millis = cast(column, &ArrowType::Timestamp(TimeUnit::Millisecond, tz))?;
     let millis = cast(&millis, &ArrowType::Int64)?;
     Ok(millis.as_primitive::<Int64Type>().values().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_goes_to_one_processor_in_input_order_and_equal_hashes_together() {
+        let hashes: Vec<u64> = (0..1000u64)
+            .map(|i| (i % 37).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .chain([0, u64::MAX, u64::MAX / 2, u64::MAX / 2 + 1])
+            .collect();
+        for processors in [1, 2, 3, 7] {
+            let (indices, ranges) = rows_by_processor(&hashes, processors);
+            assert_eq!(ranges.len(), processors);
+            assert_eq!(ranges.first().unwrap().start, 0);
+            assert_eq!(ranges.last().unwrap().end, hashes.len());
+            let mut processor_of = vec![usize::MAX; hashes.len()];
+            for (processor, range) in ranges.iter().enumerate() {
+                let rows = &indices[range.clone()];
+                assert!(rows.windows(2).all(|w| w[0] < w[1]), "input order");
+                for row in rows {
+                    assert_eq!(processor_of[*row as usize], usize::MAX, "row {row} twice");
+                    processor_of[*row as usize] = processor;
+                }
+            }
+            for (row, hash) in hashes.iter().enumerate() {
+                assert_ne!(processor_of[row], usize::MAX, "row {row} lost");
+                let first = hashes.iter().position(|h| h == hash).unwrap();
+                assert_eq!(processor_of[row], processor_of[first]);
+            }
+            if processors > 1 {
+                assert!(ranges.iter().all(|r| !r.is_empty()), "{ranges:?}");
+            }
+        }
+    }
 }
