@@ -127,7 +127,11 @@ impl IntegerSlots {
             self.null = None;
             return true;
         }
-        if let Some(key) = self.dense_keys.get_mut(slot as usize).and_then(Option::take) {
+        if let Some(key) = self
+            .dense_keys
+            .get_mut(slot as usize)
+            .and_then(Option::take)
+        {
             self.dense[key as usize] = NONE;
             self.in_dense -= 1;
             return true;

@@ -142,9 +142,7 @@ impl KeyTable {
                 let rows: Vec<_> = slots
                     .iter()
                     .map(|slot| {
-                        let bytes = table
-                            .key(*slot)
-                            .expect("a slot with timers keeps its key");
+                        let bytes = table.key(*slot).expect("a slot with timers keeps its key");
                         parser.parse(bytes)
                     })
                     .collect();
