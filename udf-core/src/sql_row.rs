@@ -1,12 +1,13 @@
 //! Support for `#[derive(SqlRow)]`: a struct is a SQL `ROW` with one field per struct field.
 
-use arrow::array::NullBufferBuilder;
 use arrow::array::{Array, ArrayRef, StructArray};
 use arrow::datatypes::{DataType as ArrowType, Fields};
 use std::sync::Arc;
 
 use crate::Error;
-use crate::convert::{ArgReader, ArgValue, Inference, Nulls, ResultValue, SqlType, ValueBuilder};
+use crate::convert::{
+    ArgReader, ArgValue, Inference, Nulls, ResultValue, SqlType, Validity, ValueBuilder,
+};
 use crate::types::{DataType, RootSet, TypeKind};
 
 /// A struct that stands for a SQL `ROW`; implemented by `#[derive(SqlRow)]`.
@@ -148,8 +149,8 @@ pub fn row_field_types(
 /// generated builder.
 pub struct StructParts {
     fields: Fields,
-    /// Also counts the rows.
-    nulls: NullBufferBuilder,
+    rows: usize,
+    nulls: Validity,
 }
 
 impl StructParts {
@@ -159,22 +160,25 @@ impl StructParts {
         };
         StructParts {
             fields,
-            nulls: NullBufferBuilder::new(capacity),
+            rows: 0,
+            nulls: Validity::new(capacity),
         }
     }
 
     #[inline(always)]
     pub fn append_valid(&mut self) {
-        self.nulls.append_non_null();
+        self.nulls.append_valid();
+        self.rows += 1;
     }
 
     #[inline]
     pub fn append_null(&mut self) {
-        self.nulls.append_null();
+        self.nulls.append_null(self.rows);
+        self.rows += 1;
     }
 
     pub fn finish(&mut self, columns: Vec<ArrayRef>) -> Result<ArrayRef, Error> {
-        let len = self.nulls.len();
+        let len = std::mem::take(&mut self.rows);
         Ok(Arc::new(StructArray::try_new_with_length(
             self.fields.clone(),
             columns,

@@ -16,6 +16,7 @@ mod output;
 mod primitive;
 mod temporal;
 mod text;
+mod validity;
 
 use arrow::array::{Array, ArrayRef};
 
@@ -27,6 +28,7 @@ pub use nested::{ListReader, MapReader};
 pub use output::{FunctionReturn, WriterReturn};
 pub use primitive::PrimitiveValue;
 pub use text::{BinaryReader, BytesBuilder, StrBuilder, StrReader};
+pub use validity::Validity;
 
 /// How a Rust type determines its SQL type when no hint is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use arrow::array::builder::NullBufferBuilder;
 use arrow::array::{Array, ArrayRef, BooleanArray, BooleanBuilder, PrimitiveArray};
 use arrow::buffer::ScalarBuffer;
 use arrow::datatypes::{
@@ -10,6 +9,7 @@ use arrow::datatypes::{
     Int64Type,
 };
 
+use super::validity::Validity;
 use super::{ArgReader, ArgValue, ResultValue, SqlType, ValueBuilder, downcast, unexpected_type};
 use crate::Error;
 use crate::types::{DataType, RootSet, TypeRoot};
@@ -38,14 +38,14 @@ impl<'a, T: PrimitiveValue> ArgReader<'a> for PrimitiveReader<'a, T> {
 /// the first NULL comes.
 pub struct PrimitiveValueBuilder<T: PrimitiveValue> {
     values: Vec<T>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
 }
 
 impl<T: PrimitiveValue> PrimitiveValueBuilder<T> {
     fn with_capacity(capacity: usize) -> Self {
         PrimitiveValueBuilder {
             values: Vec::with_capacity(capacity),
-            nulls: NullBufferBuilder::new(capacity),
+            nulls: Validity::new(capacity),
         }
     }
 }
@@ -54,13 +54,13 @@ impl<T: PrimitiveValue> ValueBuilder<T> for PrimitiveValueBuilder<T> {
     #[inline(always)]
     fn append(&mut self, value: T) -> Result<(), Error> {
         self.values.push(value);
-        self.nulls.append_non_null();
+        self.nulls.append_valid();
         Ok(())
     }
 
     fn append_null(&mut self) {
+        self.nulls.append_null(self.values.len());
         self.values.push(T::default());
-        self.nulls.append_null();
     }
 
     fn finish(&mut self) -> Result<ArrayRef, Error> {
