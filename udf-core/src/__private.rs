@@ -27,8 +27,8 @@ pub use crate::spec::{
     StateKind, StateSpec, TableArg,
 };
 pub use crate::sql_row::{
-    FieldReader, RowFieldValue, SqlRow, StructParts, field_builder, field_is_static,
-    field_nullable, field_roots, row_field_types, struct_columns,
+    FieldReader, HintedRowField, RowFieldValue, SqlRow, SqlRowField, StructParts, field_builder,
+    field_nullable, field_roots, row_field, row_field_types, struct_columns,
 };
 pub use crate::table::{RowSink, TableCall, TableFunction, hand_over};
 pub use crate::table_aggregate::{Emits, TableAggregateLogic};
@@ -98,6 +98,9 @@ pub fn writer_output_spec<R: WriterReturn>(hint: Option<DataType>, bytes: bool) 
     };
     OutputType::Fixed(hint.unwrap_or(default).with_nullable(R::NULLABLE))
 }
+
+/// The compile-time check that `T` can be an argument: its one error when not.
+pub const fn argument_type<T: ArgValue<'static>>() {}
 
 /// SQL roots parameter type `T` can take (for compile-time hint checks).
 pub const fn arg_roots<'a, T: ArgValue<'a>>() -> RootSet {

@@ -259,6 +259,46 @@ fn kernel_tier(eval: &EvalMethod, target: &TokenStream, receiver: &TokenStream) 
     }
 }
 
+/// A `where` clause bounding the items generated for `evals` on their argument types, so
+/// what they do with a parameter type is not checked against it: an unsupported type gets
+/// the one error of [`argument_checks`], not one per use. (Written as for-all bounds, which
+/// rustc takes as assumptions instead of checking them where they are written.)
+pub fn argument_bounds<'a>(evals: impl IntoIterator<Item = &'a EvalMethod>) -> TokenStream {
+    bounds(evals, false)
+}
+
+/// [`argument_bounds`], and the return type's bound where [`compile_time_checks`] checks
+/// it (`checked_returns`): its one error is that check's.
+pub fn bounds<'a>(
+    evals: impl IntoIterator<Item = &'a EvalMethod>,
+    checked_returns: bool,
+) -> TokenStream {
+    let mut bounds = Vec::new();
+    for eval in evals {
+        for param in eval.all_params() {
+            let ty = types::with_lifetimes(&param.ty, "'__udf_a");
+            bounds.push(
+                quote_spanned!(param.ty.span()=> for<'__udf_a> #ty: __udf::ArgValue<'__udf_a>),
+            );
+        }
+        if let (true, None, Some(ret)) = (checked_returns, &eval.buffer, &eval.output) {
+            let ty = types::with_lifetimes(ret, "'__udf_a");
+            bounds.push(quote_spanned!(ret.span()=> for<'__udf_a> #ty: __udf::FunctionReturn));
+        }
+    }
+    quote!(where #(#bounds,)*)
+}
+
+/// For each parameter of `eval`, the check that its type can be an argument, at the type.
+pub fn argument_checks(eval: &EvalMethod) -> TokenStream {
+    eval.all_params()
+        .map(|param| {
+            let ty = types::with_lifetimes(&param.ty, "'static");
+            quote_spanned!(param.ty.span()=> const _: () = __udf::argument_type::<#ty>();)
+        })
+        .collect()
+}
+
 /// `const` checks of hints against Rust types, evaluated by the compiler: a mismatch is
 /// a compile error at the hint (or at `optional`). Covers the parameters, and the result
 /// unless the method returns nothing SQL sees or the type is computed per call.

@@ -115,6 +115,18 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
         quote_spanned!(ty.span()=> __udf::field_builder::<#ty>)
     });
     let checks = fields.iter().map(field_checks);
+    // Every item is bounded on its field types, so what the items do with a field type is
+    // not checked against it: an unsupported type gets the one error of its check in
+    // `field_checks`, not one per use. (Written as for-all bounds, which rustc takes as
+    // assumptions instead of checking them where they are written.)
+    let bounds = fields.iter().map(|f| {
+        let ty = &f.ty;
+        match f.hint {
+            Some(_) => quote_spanned!(ty.span()=> for<'__udf_a> #ty: __udf::HintedRowField),
+            None => quote_spanned!(ty.span()=> for<'__udf_a> #ty: __udf::SqlRowField),
+        }
+    });
+    let bounds = quote!(where #(#bounds),*);
 
     quote! {
         const _: () = {
@@ -122,7 +134,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
 
             #(#checks)*
 
-            impl __udf::SqlType for #ident {
+            impl __udf::SqlType for #ident #bounds {
                 const ROOTS: __udf::RootSet = __udf::RootSet::of(__udf::TypeRoot::Row);
 
                 fn data_type() -> __udf::DataType {
@@ -130,16 +142,20 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
                 }
             }
 
-            impl __udf::SqlRow for #ident {
+            impl __udf::SqlRow for #ident #bounds {
                 const FIELD_NAMES: &'static [&'static str] = &[#(#names),*];
             }
 
+            // A field of other SqlRow structs, with or without a hint.
+            impl __udf::HintedRowField for #ident #bounds {}
+            impl __udf::SqlRowField for #ident #bounds {}
+
             #[doc(hidden)]
-            #vis struct #reader<'a> {
+            #vis struct #reader<'a> #bounds {
                 #(#idents: #readers,)*
             }
 
-            impl<'a> __udf::ArgValue<'a> for #ident {
+            impl<'a> __udf::ArgValue<'a> for #ident #bounds {
                 type Reader = #reader<'a>;
 
                 fn reader(array: &'a dyn __udf::Array) -> __udf::Result<Self::Reader, __udf::Error> {
@@ -150,7 +166,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
                 }
             }
 
-            impl<'a> __udf::ArgReader<'a> for #reader<'a> {
+            impl<'a> __udf::ArgReader<'a> for #reader<'a> #bounds {
                 type Value = #ident;
 
                 // A field read each: inlined into the row loop that reads them.
@@ -163,12 +179,12 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
             }
 
             #[doc(hidden)]
-            #vis struct #builder {
+            #vis struct #builder #bounds {
                 parts: __udf::StructParts,
                 #(#idents: #builders,)*
             }
 
-            impl __udf::ResultValue for #ident {
+            impl __udf::ResultValue for #ident #bounds {
                 type Builder = #builder;
 
                 fn builder(data_type: &__udf::DataType, capacity: usize) -> __udf::Result<Self::Builder, __udf::Error> {
@@ -180,7 +196,7 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
                 }
             }
 
-            impl __udf::ValueBuilder<#ident> for #builder {
+            impl __udf::ValueBuilder<#ident> for #builder #bounds {
                 #[inline(always)]
                 fn append(&mut self, value: #ident) -> __udf::Result<(), __udf::Error> {
                     #(__udf::ValueBuilder::append(&mut self.#idents, value.#idents)?;)*
@@ -206,14 +222,9 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
 fn field_checks(field: &Field) -> TokenStream {
     let ty = types::with_lifetimes(&field.ty, "'static");
     let shown = types::display(&field.ty);
+    // Without a hint, the type must be a `SqlRowField`: supported, with a SQL type of its own.
     let Some(hint) = &field.hint else {
-        let message =
-            format!("`{shown}` has no SQL type of its own: add #[data_type(\"...\")] to the field");
-        return dispatch::assert_const(
-            field.ty.span(),
-            quote!(__udf::field_is_static::<#ty>()),
-            &message,
-        );
+        return quote_spanned!(field.ty.span()=> const _: () = __udf::row_field::<#ty>(););
     };
     let root = crate::hint::root_tokens(&hint.data_type);
     let message = format!(
@@ -222,7 +233,7 @@ fn field_checks(field: &Field) -> TokenStream {
     );
     let mut checks = dispatch::assert_const(
         hint.literal.span(),
-        quote!(__udf::field_roots::<#ty>().contains(#root)),
+        quote_spanned!(field.ty.span()=> __udf::field_roots::<#ty>().contains(#root)),
         &message,
     );
     if !hint.data_type.nullable {

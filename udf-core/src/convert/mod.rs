@@ -62,7 +62,7 @@ pub trait SqlType {
 
 /// A Rust type a function can take as a parameter.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be used as a UDF argument or a SqlRow field",
+    message = "`{Self}` cannot be used as a UDF argument",
     label = "unsupported argument type",
     note = "arguments can be bool, i8, i16, i32, i64, f32, f64, &str, String, &[u8], Vec<u8>, Decimal, chrono's NaiveDate, NaiveTime, NaiveDateTime and DateTime<Utc>, Option<T>, Vec<T>, HashMap<K, V>, BTreeMap<K, V>, Value (any type), Row and #[derive(SqlRow)] structs",
     note = "Flink SQL has no unsigned integers: use i8, i16, i32 or i64"
@@ -85,7 +85,7 @@ pub trait ArgReader<'a> {
 
 /// A Rust type a function can return (or emit, or store as a field of a result).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a UDF or stored in a SqlRow field",
+    message = "`{Self}` cannot be returned from a UDF",
     label = "unsupported result type",
     note = "results can be bool, i8, i16, i32, i64, f32, f64, &str, String, &[u8], Vec<u8>, Decimal, chrono's NaiveDate, NaiveTime, NaiveDateTime and DateTime<Utc>, Option<T>, Vec<T>, HashMap<K, V>, BTreeMap<K, V>, and #[derive(SqlRow)] structs; Value and Row with a #[data_type] hint",
     note = "Flink SQL has no unsigned integers: use i8, i16, i32 or i64"

@@ -17,10 +17,14 @@ pub fn expand(def: &EvalDef) -> TokenStream {
         _ => quote!(<#self_ty>),
     };
 
-    let checks = def
-        .evals
-        .iter()
-        .map(|eval| dispatch::compile_time_checks(eval, def.output_type.is_some()));
+    let checks = def.evals.iter().map(|eval| {
+        let mut checks = dispatch::argument_checks(eval);
+        checks.extend(dispatch::compile_time_checks(
+            eval,
+            def.output_type.is_some(),
+        ));
+        checks
+    });
     let invokers: Vec<_> = (0..def.evals.len())
         .map(|i| format_ident!("invoke_{i}"))
         .collect();
@@ -30,6 +34,12 @@ pub fn expand(def: &EvalDef) -> TokenStream {
         .map(|eval| dispatch::batch_body(eval, &target));
     let indices = 0..def.evals.len();
     let sql_name = &def.sql_name;
+    let checked_returns = def.output_type.is_none();
+    let bounds = dispatch::bounds(&def.evals, checked_returns);
+    let eval_bounds = def
+        .evals
+        .iter()
+        .map(|eval| dispatch::bounds([eval], checked_returns));
 
     let lifecycle = lifecycle(def, quote!(__udf::ScalarFunction));
     let output_type = def.output_type.as_ref().map(|method| {
@@ -51,12 +61,14 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                 fn #invokers(
                     this: &#self_ty,
                     call: &mut __udf::ScalarCall<'_>,
-                ) -> __udf::Result<__udf::ArrayRef, __udf::Error> {
+                ) -> __udf::Result<__udf::ArrayRef, __udf::Error>
+                #eval_bounds
+                {
                     #bodies
                 }
             )*
 
-            impl __udf::ScalarFunction for #self_ty {
+            impl __udf::ScalarFunction for #self_ty #bounds {
                 fn spec(&self) -> __udf::FunctionSpec {
                     #spec
                 }
@@ -74,7 +86,7 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                 }
             }
 
-            impl __udf::UserFunction for #self_ty {
+            impl __udf::UserFunction for #self_ty #bounds {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::Scalar(::std::sync::Arc::new(self))
                 }

@@ -20,6 +20,7 @@ pub fn expand(def: &EvalDef) -> TokenStream {
 
     let mut checks = TokenStream::new();
     for eval in &def.evals {
+        checks.extend(dispatch::argument_checks(eval));
         checks.extend(dispatch::param_checks(eval));
         if let Some(row) = &eval.collector {
             checks.extend(dispatch::return_checks(row, eval.output_hint.as_ref()));
@@ -33,6 +34,11 @@ pub fn expand(def: &EvalDef) -> TokenStream {
         .iter()
         .map(|eval| dispatch::rows_body(eval, &target));
     let indices = 0..def.evals.len();
+    let bounds = dispatch::argument_bounds(&def.evals);
+    let eval_bounds = def
+        .evals
+        .iter()
+        .map(|eval| dispatch::argument_bounds([eval]));
     let lifecycle = lifecycle(def, quote!(__udf::TableFunction));
 
     let (name, deterministic, description) = (&def.sql_name, def.deterministic, &def.description);
@@ -56,12 +62,14 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                 fn #invokers(
                     this: &#self_ty,
                     call: &mut __udf::TableCall<'_>,
-                ) -> __udf::Result<(), __udf::Error> {
+                ) -> __udf::Result<(), __udf::Error>
+                #eval_bounds
+                {
                     #bodies
                 }
             )*
 
-            impl __udf::TableFunction for #self_ty {
+            impl __udf::TableFunction for #self_ty #bounds {
                 fn spec(&self) -> __udf::FunctionSpec {
                     __udf::FunctionSpec::new(#name, __udf::FunctionKind::Table)
                         .deterministic(#deterministic)
@@ -81,7 +89,7 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                 }
             }
 
-            impl __udf::UserFunction for #self_ty {
+            impl __udf::UserFunction for #self_ty #bounds {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::Table(::std::sync::Arc::new(self))
                 }

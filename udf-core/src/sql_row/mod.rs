@@ -1,5 +1,7 @@
 //! Support for `#[derive(SqlRow)]`: a struct is a SQL `ROW` with one field per struct field.
 
+mod fields;
+
 use arrow::array::{Array, ArrayRef, StructArray};
 use arrow::datatypes::{DataType as ArrowType, Fields};
 use std::sync::Arc;
@@ -9,6 +11,8 @@ use crate::convert::{
     ArgReader, ArgValue, Inference, Nulls, ResultValue, SqlType, Validity, ValueBuilder,
 };
 use crate::types::{DataType, RootSet, TypeKind};
+
+pub use fields::{HintedRowField, SqlRowField};
 
 /// A struct that stands for a SQL `ROW`; implemented by `#[derive(SqlRow)]`.
 pub trait SqlRow: ResultValue + for<'a> ArgValue<'a> {
@@ -56,17 +60,16 @@ where
     }
 }
 
+/// The compile-time check that `T` can be a field without a hint: its one error when not.
+pub const fn row_field<T: SqlRowField>() {}
+
 /// Const helpers for compile-time checks of field hints.
-pub const fn field_roots<T: RowFieldValue>() -> RootSet {
-    T::ROOTS
+pub const fn field_roots<T: HintedRowField>() -> RootSet {
+    <T as SqlType>::ROOTS
 }
 
-pub const fn field_nullable<T: RowFieldValue>() -> bool {
-    T::NULLABLE
-}
-
-pub const fn field_is_static<T: RowFieldValue>() -> bool {
-    T::STATIC_TYPE
+pub const fn field_nullable<T: HintedRowField>() -> bool {
+    <T as SqlType>::NULLABLE
 }
 
 /// The columns of a struct array holding `fields` fields, or an error naming the Rust type.
