@@ -99,6 +99,9 @@ pub fn writer_output_spec<R: WriterReturn>(hint: Option<DataType>, bytes: bool) 
     OutputType::Fixed(hint.unwrap_or(default).with_nullable(R::NULLABLE))
 }
 
+/// The compile-time check that a function writing into an output buffer may return `R`.
+pub const fn writer_return<R: WriterReturn>() {}
+
 /// The compile-time check that `T` can be an argument: its one error when not.
 pub const fn argument_type<T: ArgValue<'static>>() {}
 

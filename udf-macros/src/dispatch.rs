@@ -281,22 +281,37 @@ pub fn bounds<'a>(
                 quote_spanned!(param.ty.span()=> for<'__udf_a> #ty: __udf::ArgValue<'__udf_a>),
             );
         }
-        if let (true, None, Some(ret)) = (checked_returns, &eval.buffer, &eval.output) {
-            let ty = types::with_lifetimes(ret, "'__udf_a");
-            bounds.push(quote_spanned!(ret.span()=> for<'__udf_a> #ty: __udf::FunctionReturn));
+        match (&eval.buffer, &eval.output) {
+            (None, Some(ret)) if checked_returns => {
+                let ty = types::with_lifetimes(ret, "'__udf_a");
+                bounds.push(quote_spanned!(ret.span()=> for<'__udf_a> #ty: __udf::FunctionReturn));
+            }
+            (Some(_), Some(ret)) => {
+                let ty = types::with_lifetimes(ret, "'__udf_a");
+                bounds.push(quote_spanned!(ret.span()=> for<'__udf_a> #ty: __udf::WriterReturn));
+            }
+            _ => {}
         }
     }
     quote!(where #(#bounds,)*)
 }
 
-/// For each parameter of `eval`, the check that its type can be an argument, at the type.
+/// For each parameter of `eval`, the check that its type can be an argument, at the type;
+/// and, for a function writing into an output buffer, that it returns what such a function
+/// may (the check of other results is in [`return_checks`]).
 pub fn argument_checks(eval: &EvalMethod) -> TokenStream {
-    eval.all_params()
+    let mut checks: TokenStream = eval
+        .all_params()
         .map(|param| {
             let ty = types::with_lifetimes(&param.ty, "'static");
             quote_spanned!(param.ty.span()=> const _: () = __udf::argument_type::<#ty>();)
         })
-        .collect()
+        .collect();
+    if let (Some(_), Some(ret)) = (&eval.buffer, &eval.output) {
+        let ty = types::with_lifetimes(ret, "'static");
+        checks.extend(quote_spanned!(ret.span()=> const _: () = __udf::writer_return::<#ty>();));
+    }
+    checks
 }
 
 /// `const` checks of hints against Rust types, evaluated by the compiler: a mismatch is

@@ -208,6 +208,8 @@ fn parse(
     let mut reset = None;
     let mut get_value = None;
     let mut emits: Vec<(bool, Emit, Type, Option<Hint>)> = Vec::new();
+    // An emit method with a wrong signature has its own error; it is not also missing.
+    let mut misdeclared_emit = false;
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
         let name = method.sig.ident.to_string();
@@ -288,13 +290,16 @@ fn parse(
                     };
                     emits.push((update, emit, row, hint));
                 }
-                _ => cx.error_spanned_by(
-                    &method.sig.ident,
-                    format!(
-                        "`{name}` must be declared as `fn {name}(acc: &{}, out: &mut {collector}<T>)`",
-                        types::display(&acc)
-                    ),
-                ),
+                _ => {
+                    misdeclared_emit = true;
+                    cx.error_spanned_by(
+                        &method.sig.ident,
+                        format!(
+                            "`{name}` must be declared as `fn {name}(acc: &{}, out: &mut {collector}<T>)`",
+                            types::display(&acc)
+                        ),
+                    );
+                }
             }
         } else if kind == Kind::TableAggregate && name == "get_value" {
             cx.error_spanned_by(
@@ -360,6 +365,7 @@ fn parse(
         },
         Kind::TableAggregate => match emission(emits, cx) {
             Some(emission) => Output::Emit(Box::new(emission)),
+            None if misdeclared_emit => return (None, block),
             None => {
                 cx.error_spanned_by(
                     &block.self_ty,
