@@ -259,16 +259,12 @@ fn kernel_tier(eval: &EvalMethod, target: &TokenStream, receiver: &TokenStream) 
     }
 }
 
-/// A `where` clause bounding the items generated for `evals` on their argument types, so
-/// what they do with a parameter type is not checked against it: an unsupported type gets
-/// the one error of [`argument_checks`], not one per use. (Written as for-all bounds, which
-/// rustc takes as assumptions instead of checking them where they are written.)
-pub fn argument_bounds<'a>(evals: impl IntoIterator<Item = &'a EvalMethod>) -> TokenStream {
-    bounds(evals, false)
-}
-
-/// [`argument_bounds`], and the return type's bound where [`compile_time_checks`] checks
-/// it (`checked_returns`): its one error is that check's.
+/// A `where` clause bounding the items generated for `evals` on their argument types (and
+/// the return type where [`compile_time_checks`] checks it, `checked_returns`, and a table
+/// function's row type), so what they do with these types is not checked against them: an
+/// unsupported type gets the one error of its check ([`argument_checks`], the return
+/// checks), not one per use. (Written as for-all bounds, which rustc takes as assumptions
+/// instead of checking them where they are written.)
 pub fn bounds<'a>(
     evals: impl IntoIterator<Item = &'a EvalMethod>,
     checked_returns: bool,
@@ -292,8 +288,35 @@ pub fn bounds<'a>(
             }
             _ => {}
         }
+        if let Some(row) = &eval.collector {
+            bounds.push(row_bound(row, quote!(__udf)));
+        }
     }
     quote!(where #(#bounds,)*)
+}
+
+/// The bound of a table function's row type `row` (checked by `return_checks`), with
+/// `private` the path of `udf_core::__private` where it is written.
+pub fn row_bound(row: &syn::Type, private: TokenStream) -> TokenStream {
+    let ty = types::with_lifetimes(row, "'__udf_a");
+    quote_spanned!(row.span()=> for<'__udf_a> #ty: #private::ResultValue)
+}
+
+/// Bounds the user's `method` (an `eval` that emits rows of type `row` into a collector) on
+/// its row type, so its signature and body are not checked against an unsupported one:
+/// the type's one error is the generated check's. (A private row type of a public method
+/// is warned about at its signature already; the bound does not warn again.)
+pub fn bound_user_method(
+    sig: &mut syn::Signature,
+    attrs: &mut Vec<syn::Attribute>,
+    row: &syn::Type,
+) {
+    let bound = row_bound(row, quote!(::udf_core::__private));
+    sig.generics
+        .make_where_clause()
+        .predicates
+        .push(syn::parse_quote!(#bound));
+    attrs.push(syn::parse_quote!(#[allow(private_bounds)]));
 }
 
 /// For each parameter of `eval`, the check that its type can be an argument, at the type;

@@ -91,6 +91,14 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
         .iter()
         .map(|eval| signature(eval, &row_type, &hint));
 
+    // Bounded on the row type, so an unsupported one gets the one error of its check (and,
+    // for the registration, on what `TableAggregateFunction` asks of the row's builder).
+    let bound = dispatch::row_bound(row, quote!(__udf));
+    let builder_bound = {
+        let ty = types::with_lifetimes(row, "'__udf_a");
+        quote_spanned!(row.span()=> for<'__udf_a> <#ty as __udf::ResultValue>::Builder: ::core::marker::Send + ::core::marker::Sync)
+    };
+
     quote! {
         const _: () = {
             use ::udf_core::__private as __udf;
@@ -104,7 +112,7 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
                 }
             )*
 
-            impl __udf::TableAggregateLogic for #self_ty {
+            impl __udf::TableAggregateLogic for #self_ty where #bound {
                 type Acc = #acc;
                 type Row = #row;
 
@@ -142,7 +150,7 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
                 }
             }
 
-            impl __udf::UserFunction for #self_ty {
+            impl __udf::UserFunction for #self_ty where #bound, #builder_bound {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::TableAggregate(::std::sync::Arc::new(self))
                 }

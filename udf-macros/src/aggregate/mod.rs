@@ -14,6 +14,7 @@ use syn::{FnArg, Ident, ImplItem, Item, Type};
 use crate::attr::{self, FunctionOptions};
 use crate::check;
 use crate::ctxt::Ctxt;
+use crate::dispatch;
 use crate::hint::Hint;
 use crate::signature::{EvalMethod, Receiver, Returns};
 use crate::types;
@@ -283,6 +284,7 @@ fn parse(
                 .cloned();
             match (acc_ok && params.len() == 2, row) {
                 (true, Some(row)) => {
+                    dispatch::bound_user_method(&mut method.sig, &mut method.attrs, &row);
                     let emit = Emit {
                         ident: method.sig.ident.clone(),
                         receiver,

@@ -34,11 +34,8 @@ pub fn expand(def: &EvalDef) -> TokenStream {
         .iter()
         .map(|eval| dispatch::rows_body(eval, &target));
     let indices = 0..def.evals.len();
-    let bounds = dispatch::argument_bounds(&def.evals);
-    let eval_bounds = def
-        .evals
-        .iter()
-        .map(|eval| dispatch::argument_bounds([eval]));
+    let bounds = dispatch::bounds(&def.evals, false);
+    let eval_bounds = def.evals.iter().map(|eval| dispatch::bounds([eval], false));
     let lifecycle = lifecycle(def, quote!(__udf::TableFunction));
 
     let (name, deterministic, description) = (&def.sql_name, def.deterministic, &def.description);

@@ -15,6 +15,7 @@ use syn::{Ident, ImplItem, Item, Type};
 use crate::attr::{self, FunctionOptions};
 use crate::check;
 use crate::ctxt::Ctxt;
+use crate::dispatch;
 use crate::signature::{EvalMethod, Receiver, Returns};
 
 /// Which macro is at work.
@@ -179,6 +180,9 @@ fn from_fn(
     let vis = &function.vis;
     let mut method = function.clone();
     method.sig.ident = Ident::new("eval", ident.span());
+    if let Some(row) = &def.evals[0].collector {
+        dispatch::bound_user_method(&mut method.sig, &mut method.attrs, row);
+    }
     let item = quote::quote! {
         #(#docs)*
         #[allow(non_camel_case_types)]
@@ -221,14 +225,18 @@ fn from_impl(
         let ImplItem::Fn(method) = item else { continue };
         let name = method.sig.ident.to_string();
         if name == "eval" || name.starts_with("eval_") {
-            def.evals.push(EvalMethod::parse(
+            let eval = EvalMethod::parse(
                 &mut method.sig,
                 &mut method.attrs,
                 macro_name,
                 Receiver::Ref,
                 (0, flavor.returns()),
                 &cx,
-            ));
+            );
+            if let Some(row) = &eval.collector {
+                dispatch::bound_user_method(&mut method.sig, &mut method.attrs, row);
+            }
+            def.evals.push(eval);
             continue;
         }
         attr::reject(
