@@ -242,6 +242,15 @@ fn parse(
             );
             check_acc_param(&eval, &acc, true, cx);
             retracts.push((suffix.to_owned(), eval));
+        } else if name == "open" || name == "close" {
+            // Flink calls them on aggregates too; here nothing would: an error, not a method
+            // that silently never runs.
+            cx.error_spanned_by(
+                &method.sig.ident,
+                format!(
+                    "#[{macro_name}] functions have no `open`/`close` yet (nothing would call `{name}`): set up in the function's fields, or rename the method if it is a helper"
+                ),
+            );
         } else if name == "merge" {
             merge = Some(acc_method(
                 &method.sig,
