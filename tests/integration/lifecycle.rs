@@ -11,6 +11,8 @@ use udf_core::prelude::*;
 use udf_runtime::Session;
 use udf_runtime::datafusion::prelude::SessionConfig;
 
+use crate::support;
+
 /// What the instances of one function did, over all of them.
 #[derive(Clone, Debug, Default)]
 struct Ledger(Arc<Counts>);
@@ -227,16 +229,11 @@ async fn session(fail_at: Option<usize>) -> Session {
             format!("({}, CAST({v} AS BIGINT))", i % 5)
         })
         .collect();
-    session
-        .sql(&format!(
-            "CREATE TABLE t AS SELECT * FROM (VALUES {}) AS v(k, v)",
-            rows.join(", ")
-        ))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    let create = format!(
+        "CREATE TABLE t AS SELECT * FROM (VALUES {}) AS v(k, v)",
+        rows.join(", ")
+    );
+    support::rows(&session, &create).await;
     session
 }
 

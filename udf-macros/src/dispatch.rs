@@ -272,20 +272,13 @@ pub fn bounds<'a>(
     let mut bounds = Vec::new();
     for eval in evals {
         for param in eval.all_params() {
-            let ty = types::with_lifetimes(&param.ty, "'__udf_a");
-            bounds.push(
-                quote_spanned!(param.ty.span()=> for<'__udf_a> #ty: __udf::ArgValue<'__udf_a>),
-            );
+            bounds.push(for_all(&param.ty, quote!(__udf::ArgValue<'__udf_a>)));
         }
         match (&eval.buffer, &eval.output) {
             (None, Some(ret)) if checked_returns => {
-                let ty = types::with_lifetimes(ret, "'__udf_a");
-                bounds.push(quote_spanned!(ret.span()=> for<'__udf_a> #ty: __udf::FunctionReturn));
+                bounds.push(for_all(ret, quote!(__udf::FunctionReturn)));
             }
-            (Some(_), Some(ret)) => {
-                let ty = types::with_lifetimes(ret, "'__udf_a");
-                bounds.push(quote_spanned!(ret.span()=> for<'__udf_a> #ty: __udf::WriterReturn));
-            }
+            (Some(_), Some(ret)) => bounds.push(for_all(ret, quote!(__udf::WriterReturn))),
             _ => {}
         }
         if let Some(row) = &eval.collector {
@@ -295,11 +288,18 @@ pub fn bounds<'a>(
     quote!(where #(#bounds,)*)
 }
 
+/// `for<'__udf_a> ty: bound`, at `ty`, its lifetimes made `'__udf_a` (which `bound` may
+/// name): a bound of generated items that rustc assumes rather than checks where it is
+/// written (see [`bounds`]).
+pub fn for_all(ty: &syn::Type, bound: TokenStream) -> TokenStream {
+    let with_lifetime = types::with_lifetimes(ty, "'__udf_a");
+    quote_spanned!(ty.span()=> for<'__udf_a> #with_lifetime: #bound)
+}
+
 /// The bound of a table function's row type `row` (checked by `return_checks`), with
 /// `private` the path of `udf_core::__private` where it is written.
 pub fn row_bound(row: &syn::Type, private: TokenStream) -> TokenStream {
-    let ty = types::with_lifetimes(row, "'__udf_a");
-    quote_spanned!(row.span()=> for<'__udf_a> #ty: #private::ResultValue)
+    for_all(row, quote!(#private::ResultValue))
 }
 
 /// Bounds the user's `method` (an `eval` that emits rows of type `row` into a collector) on

@@ -119,12 +119,9 @@ fn generate(vis: &syn::Visibility, ident: &syn::Ident, fields: &[Field]) -> Toke
     // not checked against it: an unsupported type gets the one error of its check in
     // `field_checks`, not one per use. (Written as for-all bounds, which rustc takes as
     // assumptions instead of checking them where they are written.)
-    let bounds = fields.iter().map(|f| {
-        let ty = &f.ty;
-        match f.hint {
-            Some(_) => quote_spanned!(ty.span()=> for<'__udf_a> #ty: __udf::HintedRowField),
-            None => quote_spanned!(ty.span()=> for<'__udf_a> #ty: __udf::SqlRowField),
-        }
+    let bounds = fields.iter().map(|f| match f.hint {
+        Some(_) => dispatch::for_all(&f.ty, quote!(__udf::HintedRowField)),
+        None => dispatch::for_all(&f.ty, quote!(__udf::SqlRowField)),
     });
     let bounds = quote!(where #(#bounds),*);
 

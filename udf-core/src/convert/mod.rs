@@ -11,12 +11,12 @@
 
 mod decimal;
 mod dynamic;
+mod lazy_nulls;
 mod nested;
 mod output;
 mod primitive;
 mod temporal;
 mod text;
-mod validity;
 
 use arrow::array::{Array, ArrayRef};
 
@@ -24,11 +24,11 @@ use crate::Error;
 use crate::types::{DataType, RootSet};
 
 pub use dynamic::{array_value, values_to_array};
+pub use lazy_nulls::LazyNulls;
 pub use nested::{ListReader, MapReader};
 pub use output::{FunctionReturn, WriterReturn};
 pub use primitive::PrimitiveValue;
 pub use text::{BinaryReader, BytesBuilder, StrBuilder, StrReader};
-pub use validity::Validity;
 
 /// How a Rust type determines its SQL type when no hint is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

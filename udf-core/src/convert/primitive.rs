@@ -9,7 +9,7 @@ use arrow::datatypes::{
     Int64Type,
 };
 
-use super::validity::Validity;
+use super::lazy_nulls::LazyNulls;
 use super::{ArgReader, ArgValue, ResultValue, SqlType, ValueBuilder, downcast, unexpected_type};
 use crate::Error;
 use crate::types::{DataType, RootSet, TypeRoot};
@@ -38,14 +38,14 @@ impl<'a, T: PrimitiveValue> ArgReader<'a> for PrimitiveReader<'a, T> {
 /// the first NULL comes.
 pub struct PrimitiveValueBuilder<T: PrimitiveValue> {
     values: Vec<T>,
-    nulls: Validity,
+    nulls: LazyNulls,
 }
 
 impl<T: PrimitiveValue> PrimitiveValueBuilder<T> {
     fn with_capacity(capacity: usize) -> Self {
         PrimitiveValueBuilder {
             values: Vec::with_capacity(capacity),
-            nulls: Validity::new(capacity),
+            nulls: LazyNulls::new(capacity),
         }
     }
 }

@@ -104,7 +104,12 @@ pub fn process<B: ProcessBody>(
     let mut checked = None;
     for row in 0..rows.count {
         emission.position = Position::Row(row);
-        let watermark = watermarks.at(row);
+        // Read only by timers and the context (a function with neither skips the lookup).
+        let watermark = if B::TIMERS || B::EVAL_CONTEXT {
+            watermarks.at(row)
+        } else {
+            None
+        };
         if B::TIMERS {
             let mut own = watermark;
             while let Some(at) = watermarks.next_firing(row, &mut own) {

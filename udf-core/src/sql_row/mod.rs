@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::Error;
 use crate::convert::{
-    ArgReader, ArgValue, Inference, Nulls, ResultValue, SqlType, Validity, ValueBuilder,
+    ArgReader, ArgValue, Inference, LazyNulls, Nulls, ResultValue, SqlType, ValueBuilder,
 };
 use crate::types::{DataType, RootSet, TypeKind};
 
@@ -153,7 +153,7 @@ pub fn row_field_types(
 pub struct StructParts {
     fields: Fields,
     rows: usize,
-    nulls: Validity,
+    nulls: LazyNulls,
 }
 
 impl StructParts {
@@ -164,7 +164,7 @@ impl StructParts {
         StructParts {
             fields,
             rows: 0,
-            nulls: Validity::new(capacity),
+            nulls: LazyNulls::new(capacity),
         }
     }
 

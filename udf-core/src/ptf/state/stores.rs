@@ -98,10 +98,21 @@ impl StateStores for NoState {
 
 /// `value` in the snapshot encoding.
 pub(crate) fn encode<T: serde::Serialize>(value: &T, out: &mut Vec<u8>) -> Result<(), Error> {
-    let bytes = postcard::to_stdvec(value)
+    *out = postcard::to_extend(value, std::mem::take(out))
         .map_err(|e| Error::msg(format!("a state entry could not be encoded: {e}")))?;
-    out.extend_from_slice(&bytes);
     Ok(())
+}
+
+/// The entries of a view that are `live`, encoded (nothing when none is).
+pub(crate) fn encode_live<E: serde::Serialize>(
+    live: Vec<E>,
+    out: &mut Vec<u8>,
+) -> Result<bool, Error> {
+    if live.is_empty() {
+        return Ok(false);
+    }
+    encode(&live, out)?;
+    Ok(true)
 }
 
 /// A value from the snapshot encoding.

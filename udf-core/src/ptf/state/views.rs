@@ -5,7 +5,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use super::stores::{decode, encode};
+use super::stores::{decode, encode_live};
 use super::ttl::{Stamped, Ttl};
 use super::{StateItem, StateKey};
 use crate::Error;
@@ -271,11 +271,7 @@ impl<T: StateItem> SavedView for ListView<T> {
             .iter()
             .filter(|e| !ttl.expired(e.written, now))
             .collect();
-        if live.is_empty() {
-            return Ok(false);
-        }
-        encode(&live, out)?;
-        Ok(true)
+        encode_live(live, out)
     }
 
     fn restore(&mut self, bytes: &[u8]) -> Result<(), Error> {
@@ -292,11 +288,7 @@ impl<K: StateKey, V: StateItem> SavedView for MapView<K, V> {
             .iter()
             .filter(|(_, e)| !ttl.expired(e.written, now))
             .collect();
-        if live.is_empty() {
-            return Ok(false);
-        }
-        encode(&live, out)?;
-        Ok(true)
+        encode_live(live, out)
     }
 
     fn restore(&mut self, bytes: &[u8]) -> Result<(), Error> {

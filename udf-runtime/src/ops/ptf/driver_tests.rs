@@ -130,6 +130,13 @@ fn driver(session: &Session, exec: &Arc<dyn ExecutionPlan>, sources: usize) -> D
 }
 
 /// Each output row as its values joined by `,`.
+/// Hands `driver` the first `count` of `messages`.
+fn feed(driver: &mut Driver, messages: Vec<Routed>, count: usize) {
+    for message in messages.into_iter().take(count) {
+        driver.receive(message).unwrap();
+    }
+}
+
 fn table(batches: &[RecordBatch]) -> Vec<String> {
     let text = pretty_format_batches(batches)
         .expect("printable")
@@ -402,9 +409,7 @@ async fn rows_waiting_for_order_by_survive_a_restore() {
         )
     };
     let mut first = driver(&session, &exec, 1);
-    for message in messages().into_iter().take(1) {
-        first.receive(message).unwrap();
-    }
+    feed(&mut first, messages(), 1);
     assert!(
         first.state().rows_waiting() > 0,
         "the snapshot is taken while rows wait"
@@ -438,43 +443,21 @@ async fn the_watermark_is_the_minimum_over_input_partitions() {
     let (session, exec) = exec_of(sql, Some(0), |s| s.register(Deadline).unwrap()).await;
     let mut driver = driver(&session, &exec, 2);
     // Partition 0 is far ahead; partition 1 holds the watermark back.
-    for message in messages(
-        0,
-        &[(&[("a", 1000, 10)], 0), (&[("x", 9000, 1)], 0)],
-        Some(0),
-    )
-    .into_iter()
-    .take(2)
-    {
-        driver.receive(message).unwrap();
-    }
-    assert!(
-        driver
-            .take_output()
-            .unwrap()
-            .iter()
-            .all(|b| b.num_rows() == 0)
+    let batches: &[(&[Event], i64)] = &[(&[("a", 1000, 10)], 0), (&[("x", 9000, 1)], 0)];
+    feed(&mut driver, messages(0, batches, Some(0)), 2);
+    assert!(table(&driver.take_output().unwrap()).is_empty());
+    feed(
+        &mut driver,
+        messages(1, &[(&[("b", 1005, 1)], 0)], Some(0)),
+        1,
     );
-    for message in messages(1, &[(&[("b", 1005, 1)], 0)], Some(0))
-        .into_iter()
-        .take(1)
-    {
-        driver.receive(message).unwrap();
-    }
     // Now the minimum is 1005: a's timer at 1010 and b's at 1006 wait.
-    assert!(
-        driver
-            .take_output()
-            .unwrap()
-            .iter()
-            .all(|b| b.num_rows() == 0)
+    assert!(table(&driver.take_output().unwrap()).is_empty());
+    feed(
+        &mut driver,
+        messages(1, &[(&[("b", 2000, 1)], 0)], Some(0)),
+        1,
     );
-    for message in messages(1, &[(&[("b", 2000, 1)], 0)], Some(0))
-        .into_iter()
-        .take(1)
-    {
-        driver.receive(message).unwrap();
-    }
     // b's row at 2000 moved b's timer to 2001 before the watermark reached 2000.
     let fired = table(&driver.take_output().unwrap());
     assert_eq!(

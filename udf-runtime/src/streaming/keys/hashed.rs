@@ -1,5 +1,4 @@
-//! Keys found through a hash map: keys in Arrow's row format, and integers outside the dense
-//! range of `integer.rs`.
+//! Keys found through a hash map, in Arrow's row format.
 
 use std::hash::Hash;
 
@@ -75,23 +74,6 @@ impl<K: Hash + Eq + Clone> HashedSlots<K> {
             }
             None => false,
         }
-    }
-
-    /// Takes out every key `moved` accepts, with its slot (to be kept elsewhere).
-    pub fn drain_where(&mut self, mut moved: impl FnMut(&K) -> bool) -> Vec<(K, u32)> {
-        let mut out = Vec::new();
-        self.slots.retain(|key, slot| {
-            if moved(key) {
-                out.push((key.clone(), *slot));
-                false
-            } else {
-                true
-            }
-        });
-        for (_, slot) in &out {
-            self.keys[*slot as usize] = None;
-        }
-        out
     }
 
     pub fn len(&self) -> usize {

@@ -3,8 +3,9 @@
 //! and a probe; other keys go to a hash map. The vector grows only while it stays within a
 //! few words per key in use, so sparse keys cannot make it large.
 
+use datafusion::common::HashMap;
+
 use super::Allocator;
-use super::hashed::HashedSlots;
 
 /// No slot (in the dense vector).
 const NONE: u32 = u32::MAX;
@@ -19,10 +20,12 @@ pub struct IntegerSlots {
     /// The slot of key `k` at index `k`, for keys `0..dense.len()`; every such key is here,
     /// none in `hashed`.
     dense: Vec<u32>,
-    hashed: HashedSlots<i64>,
-    /// The key of each slot held by a dense key.
-    dense_keys: Vec<Option<i64>>,
-    in_dense: usize,
+    /// The slots of the other keys.
+    hashed: HashMap<i64, u32>,
+    /// The key of each slot in use (`Some(None)`: NULL).
+    keys: Vec<Option<Option<i64>>>,
+    /// Slots in use.
+    len: usize,
     /// NULL's slot.
     null: Option<u32>,
 }
@@ -31,9 +34,9 @@ impl IntegerSlots {
     pub fn new() -> Self {
         IntegerSlots {
             dense: Vec::new(),
-            hashed: HashedSlots::new(),
-            dense_keys: Vec::new(),
-            in_dense: 0,
+            hashed: HashMap::default(),
+            keys: Vec::new(),
+            len: 0,
             null: None,
         }
     }
@@ -46,29 +49,48 @@ impl IntegerSlots {
             if slot != NONE {
                 return slot;
             }
-        } else if let Some(slot) = self.hashed.find(&key) {
+        } else if let Some(&slot) = self.hashed.get(&key) {
             return slot;
         }
         self.assign(key, slots)
     }
 
     pub fn null_slot(&mut self, slots: &mut Allocator) -> u32 {
-        *self.null.get_or_insert_with(|| slots.take())
+        match self.null {
+            Some(slot) => slot,
+            None => {
+                let slot = self.record(None, slots);
+                self.null = Some(slot);
+                slot
+            }
+        }
     }
 
     #[cold]
     #[inline(never)]
     fn assign(&mut self, key: i64, slots: &mut Allocator) -> u32 {
-        let slot = slots.take();
         if key >= 0 && (key as usize) >= self.dense.len() {
             self.grow_to_cover(key as usize);
         }
-        if key >= 0 && (key as usize) < self.dense.len() {
-            self.dense[key as usize] = slot;
-            self.note_dense(key, slot);
-        } else {
-            self.hashed.insert(key, slot);
+        let slot = self.record(Some(key), slots);
+        match self.dense.get_mut(key as u64 as usize) {
+            Some(place) => *place = slot,
+            None => {
+                self.hashed.insert(key, slot);
+            }
         }
+        slot
+    }
+
+    /// A slot for `key`, noted as its.
+    fn record(&mut self, key: Option<i64>, slots: &mut Allocator) -> u32 {
+        let slot = slots.take();
+        let index = slot as usize;
+        if self.keys.len() <= index {
+            self.keys.resize(index + 1, None);
+        }
+        self.keys[index] = Some(key);
+        self.len += 1;
         slot
     }
 
@@ -78,24 +100,19 @@ impl IntegerSlots {
         let Some(len) = key.checked_add(1).map(usize::next_power_of_two) else {
             return;
         };
-        let in_use = self.in_dense + self.hashed.len() + 1;
-        if len > DENSE_LIMIT || len > DENSE_FLOOR.max(DENSE_PER_KEY * in_use) {
+        if len > DENSE_LIMIT || len > DENSE_FLOOR.max(DENSE_PER_KEY * (self.len + 1)) {
             return;
         }
         self.dense.resize(len, NONE);
-        for (moved, slot) in self.hashed.drain_where(|k| *k >= 0 && (*k as usize) < len) {
-            self.dense[moved as usize] = slot;
-            self.note_dense(moved, slot);
-        }
-    }
-
-    fn note_dense(&mut self, key: i64, slot: u32) {
-        let index = slot as usize;
-        if self.dense_keys.len() <= index {
-            self.dense_keys.resize(index + 1, None);
-        }
-        self.dense_keys[index] = Some(key);
-        self.in_dense += 1;
+        let dense = &mut self.dense;
+        self.hashed
+            .retain(|key, slot| match dense.get_mut(*key as u64 as usize) {
+                Some(place) => {
+                    *place = *slot;
+                    false
+                }
+                None => true,
+            });
     }
 
     /// The slot of `key` if it has one (`None` is NULL).
@@ -106,42 +123,36 @@ impl IntegerSlots {
         match self.dense.get(key as u64 as usize) {
             Some(&NONE) => None,
             Some(&slot) => Some(slot),
-            None => self.hashed.find(&key),
+            None => self.hashed.get(&key).copied(),
         }
     }
 
     /// The key in `slot` (`Some(None)` for NULL), if the slot is in use.
     pub fn key(&self, slot: u32) -> Option<Option<i64>> {
-        if self.null == Some(slot) {
-            return Some(None);
-        }
-        if let Some(&Some(key)) = self.dense_keys.get(slot as usize) {
-            return Some(Some(key));
-        }
-        self.hashed.key(slot).map(|key| Some(*key))
+        self.keys.get(slot as usize).copied().flatten()
     }
 
     /// Forgets the key in `slot`; whether the slot was in use.
     pub fn release(&mut self, slot: u32) -> bool {
-        if self.null == Some(slot) {
-            self.null = None;
-            return true;
+        let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) else {
+            return false;
+        };
+        self.len -= 1;
+        match key {
+            None => self.null = None,
+            Some(key) => match self.dense.get_mut(key as u64 as usize) {
+                Some(place) => *place = NONE,
+                None => {
+                    self.hashed.remove(&key);
+                }
+            },
         }
-        if let Some(key) = self
-            .dense_keys
-            .get_mut(slot as usize)
-            .and_then(Option::take)
-        {
-            self.dense[key as usize] = NONE;
-            self.in_dense -= 1;
-            return true;
-        }
-        self.hashed.release(slot)
+        true
     }
 
     /// Keys holding a slot.
     pub fn len(&self) -> usize {
-        self.in_dense + self.hashed.len() + usize::from(self.null.is_some())
+        self.len
     }
 }
 
@@ -161,13 +172,13 @@ mod tests {
         // Enough keys in use for the vector to cover 0..4096: 3000 is hashed first, then
         // moved into the vector by a later growth, keeping its slot.
         let late = table.slot(3000, &mut slots);
-        assert!(table.hashed.find(&3000).is_some());
+        assert!(table.hashed.contains_key(&3000));
         for key in 2..600 {
             table.slot(key, &mut slots);
         }
         table.slot(4000, &mut slots);
         assert!(table.dense.len() >= 4096, "{}", table.dense.len());
-        assert_eq!(table.hashed.find(&3000), None);
+        assert!(!table.hashed.contains_key(&3000));
         assert_eq!(table.slot(3000, &mut slots), late);
         assert_eq!(table.find(Some(3000)), Some(late));
         let again: Vec<u32> = keys.iter().map(|k| table.slot(*k, &mut slots)).collect();

@@ -1,4 +1,4 @@
-//! The validity of values being built, kept by a builder that counts its values itself.
+//! The NULLs of values being built, kept by a builder that counts its values itself.
 
 use arrow::array::BooleanBufferBuilder;
 use arrow::buffer::NullBuffer;
@@ -8,15 +8,15 @@ use arrow::buffer::NullBuffer;
 /// is written per value (a bitmap is made at the first NULL), so a row loop appending valid
 /// values carries no counter for it.
 #[derive(Debug, Default)]
-pub struct Validity {
+pub struct LazyNulls {
     bits: Option<BooleanBufferBuilder>,
     /// The values expected (the bitmap's first size).
     capacity: usize,
 }
 
-impl Validity {
+impl LazyNulls {
     pub fn new(capacity: usize) -> Self {
-        Validity {
+        LazyNulls {
             bits: None,
             capacity,
         }
@@ -56,19 +56,19 @@ mod tests {
 
     #[test]
     fn a_bitmap_only_once_a_null_came() {
-        let mut validity = Validity::new(2);
-        validity.append_valid();
-        validity.append_valid();
-        assert!(validity.finish().is_none());
-        validity.append_valid();
-        validity.append_null(1);
-        validity.append_valid();
-        let nulls = validity.finish().expect("a NULL came");
-        assert_eq!(nulls.len(), 3);
+        let mut nulls = LazyNulls::new(2);
+        nulls.append_valid();
+        nulls.append_valid();
+        assert!(nulls.finish().is_none());
+        nulls.append_valid();
+        nulls.append_null(1);
+        nulls.append_valid();
+        let bitmap = nulls.finish().expect("a NULL came");
+        assert_eq!(bitmap.len(), 3);
         assert_eq!(
-            (0..3).map(|i| nulls.is_valid(i)).collect::<Vec<_>>(),
+            (0..3).map(|i| bitmap.is_valid(i)).collect::<Vec<_>>(),
             [true, false, true]
         );
-        assert!(validity.finish().is_none());
+        assert!(nulls.finish().is_none());
     }
 }
