@@ -119,7 +119,21 @@ pub struct Emission<'a> {
     pub fired: &'a mut Vec<FiredTimer>,
     /// Key slots left without state; the runtime may give them to other keys.
     pub released: &'a mut Vec<u32>,
-    pub position: Position,
+    /// The row `eval` was last called for (one store per row: an error or panic reads it).
+    pub row: usize,
+    /// Whether the call is in `on_timer`, for the last timer of `fired`.
+    pub in_timer: bool,
+}
+
+impl Emission<'_> {
+    /// What the call was doing when it stopped.
+    pub fn position(&self) -> Position {
+        if self.in_timer {
+            Position::Timer(self.fired.len().saturating_sub(1))
+        } else {
+            Position::Row(self.row)
+        }
+    }
 }
 
 /// One batch of rows for a processor.

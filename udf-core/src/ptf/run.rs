@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::Error;
 use crate::collector::{Collector, Emitted};
 use crate::convert::ResultValue;
-use crate::ptf::call::{Emission, Position, ProcessCall, TimerCall};
+use crate::ptf::call::{Emission, ProcessCall, TimerCall};
 use crate::ptf::context::{Context, OnTimerContext};
 use crate::ptf::function::{ProcessTableFunction, Processor, ProcessorSetup};
 use crate::ptf::state::StateStores;
@@ -103,7 +103,7 @@ pub fn process<B: ProcessBody>(
     // The watermark timers last became due at (asking again for it finds none due).
     let mut checked = None;
     for row in 0..rows.count {
-        emission.position = Position::Row(row);
+        emission.row = row;
         // Read only by timers and the context (a function with neither skips the lookup).
         let watermark = if B::TIMERS || B::EVAL_CONTEXT {
             watermarks.at(row)
@@ -127,7 +127,7 @@ pub fn process<B: ProcessBody>(
                 }
                 checked = Some(at);
             }
-            emission.position = Position::Row(row);
+            emission.in_timer = false;
         }
         let key = if keyed { rows.keys[row] as usize } else { 0 };
         if B::EVAL_CONTEXT {
@@ -208,7 +208,7 @@ fn fire_due<B: ProcessBody>(
 ) -> Result<(), Error> {
     while let Some(timer) = timers.next_due() {
         let index = emission.fired.len();
-        emission.position = Position::Timer(index);
+        emission.in_timer = true;
         emission.fired.push(timer);
         let timer = &emission.fired[index];
         let key = timer.key;

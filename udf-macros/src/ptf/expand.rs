@@ -372,7 +372,7 @@ fn call_method(
         Some(ContextParam { mutable: false }) => quote!(&*ctx,),
         None => quote!(),
     };
-    // Loaded values are locals named after their entry's position: a user's names cannot
+    // Each entry's value (or view) is a local named after their entry's position: a user's names cannot
     // clash with `key`, `now` or another entry.
     let locals: Vec<_> = (0..states.len())
         .map(|i| format_ident!("entry_{i}"))
@@ -380,41 +380,31 @@ fn call_method(
     let load = states.iter().zip(&locals).map(|(state, local)| {
         let field = &state.ident;
         match state.kind {
-            StateKind::Value => quote!(let mut #local = state.#field.load(key, now);),
+            StateKind::Value => quote!(let #local = state.#field.value(key, now);),
             StateKind::List | StateKind::Map => quote!(let #local = state.#field.view(key, now);),
         }
     });
-    let pass = states
-        .iter()
-        .zip(&locals)
-        .map(|(state, local)| match state.kind {
-            StateKind::Value => quote!(&mut #local,),
-            StateKind::List | StateKind::Map => quote!(#local,),
-        });
-    let write_back = states
-        .iter()
-        .zip(&locals)
-        .enumerate()
-        .map(|(index, (state, local))| {
-            let index = proc_macro2::Literal::usize_unsuffixed(index);
-            let field = &state.ident;
-            let keep = match state.kind {
-                StateKind::Value => quote!(state.#field.store(key, #local, now)),
-                StateKind::List | StateKind::Map => quote!(state.#field.finish(key)),
+    let pass = locals.iter().map(|local| quote!(#local,));
+    let write_back = states.iter().enumerate().map(|(index, state)| {
+        let index = proc_macro2::Literal::usize_unsuffixed(index);
+        let field = &state.ident;
+        let keep = match state.kind {
+            StateKind::Value => quote!(state.#field.finish(key, now)),
+            StateKind::List | StateKind::Map => quote!(state.#field.finish(key)),
+        };
+        // Only a call with a context can clear state.
+        if method.context.is_none() {
+            return quote!(absent &= #keep;);
+        }
+        quote! {
+            absent &= if ctx.is_cleared(#index) {
+                __udf::EntryStore::clear(&mut state.#field, key as u32);
+                true
+            } else {
+                #keep
             };
-            // Only a call with a context can clear state.
-            if method.context.is_none() {
-                return quote!(absent &= #keep;);
-            }
-            quote! {
-                absent &= if ctx.is_cleared(#index) {
-                    __udf::EntryStore::clear(&mut state.#field, key as u32);
-                    true
-                } else {
-                    #keep
-                };
-            }
-        });
+        }
+    });
     let unit = match &method.output {
         Some(ret) => quote_spanned!(ret.span()=> __udf::UnitResult::into_result),
         None => quote!(__udf::UnitResult::into_result),

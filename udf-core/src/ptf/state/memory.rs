@@ -22,6 +22,8 @@ pub struct ValueStore<T> {
     /// Each slot's last write (processing time, ms), with a TTL; empty without one.
     written: Vec<i64>,
     initial: T,
+    /// With a TTL: the value of the slot being called, as it was before the call.
+    before: T,
     ttl: Ttl,
     live: usize,
 }
@@ -43,6 +45,7 @@ impl<T: StateValue> ValueStore<T> {
             present: Vec::new(),
             written: Vec::new(),
             initial: T::initial(spec.data_type.as_ref()),
+            before: T::initial(spec.data_type.as_ref()),
             ttl: Ttl::of(spec),
             live: 0,
         }
@@ -52,42 +55,46 @@ impl<T: StateValue> ValueStore<T> {
 // Only what the accessors need, so a state type missing a trait is reported once, at the
 // constructor.
 impl<T: Clone + PartialEq> ValueStore<T> {
+    /// The value of `key` for one call, changed in place: its entry, or the initial value.
+    /// [`finish`](Self::finish) after the call settles what it became.
     #[inline]
-    pub fn load(&mut self, key: usize, now: i64) -> T {
-        let Some(value) = self.values.get(key) else {
-            return self.initial.clone();
-        };
-        if self.ttl.0.is_some() && self.present[key] && self.ttl.expired(self.written[key], now) {
-            self.remove(key);
-            return self.initial.clone();
-        }
-        value.clone()
-    }
-
-    #[inline]
-    pub fn store(&mut self, key: usize, value: T, now: i64) -> bool {
-        if self.values.len() <= key {
-            if value == self.initial {
-                return true;
-            }
+    pub fn value(&mut self, key: usize, now: i64) -> &mut T {
+        if key >= self.values.len() {
             self.grow(key);
         }
-        // An absent slot holds the initial value: equal means unchanged either way.
-        if self.values[key] == value {
-            return !self.present[key];
+        if self.ttl.0.is_some() {
+            self.open_with_ttl(key, now);
         }
-        if self.present[key] {
-            // A changed entry: written back, unless it went back to the initial value.
-            if value == self.initial {
-                self.remove(key);
-                return true;
+        &mut self.values[key]
+    }
+
+    /// With a TTL: an expired entry is gone before the call, and the value before it is kept
+    /// (an unchanged value is not written, so its life is not extended).
+    #[inline(never)]
+    fn open_with_ttl(&mut self, key: usize, now: i64) {
+        if self.present[key] && self.ttl.expired(self.written[key], now) {
+            self.remove(key);
+        }
+        self.before.clone_from(&self.values[key]);
+    }
+
+    /// After the call: a value equal to the initial one is absent; a changed one is written
+    /// (stamped, with a TTL). Whether `key` has no entry afterwards.
+    #[inline]
+    pub fn finish(&mut self, key: usize, now: i64) -> bool {
+        if self.values[key] == self.initial {
+            if self.present[key] {
+                self.present[key] = false;
+                self.live -= 1;
             }
-        } else {
-            // A new entry (the slot held the initial value, so `value` is another).
+            return true;
+        }
+        if !self.present[key] {
             self.present[key] = true;
             self.live += 1;
+        } else if self.ttl.0.is_none() || self.values[key] == self.before {
+            return false;
         }
-        self.values[key] = value;
         if self.ttl.0.is_some() {
             self.written[key] = now;
         }
@@ -193,12 +200,12 @@ fn occupied(present: impl Iterator<Item = bool>) -> Vec<u32> {
 }
 
 impl<T: Clone + PartialEq + Send + 'static> ValueStates<T> for ValueStore<T> {
-    fn load(&mut self, key: usize, now: i64) -> T {
-        ValueStore::load(self, key, now)
+    fn value(&mut self, key: usize, now: i64) -> &mut T {
+        ValueStore::value(self, key, now)
     }
 
-    fn store(&mut self, key: usize, value: T, now: i64) -> bool {
-        ValueStore::store(self, key, value, now)
+    fn finish(&mut self, key: usize, now: i64) -> bool {
+        ValueStore::finish(self, key, now)
     }
 }
 
@@ -330,23 +337,51 @@ mod tests {
     #[test]
     fn value_state_writes_only_changes_and_drops_the_initial_value() {
         let mut store = ValueStore::<i64>::new(&spec(Some(100)));
-        assert_eq!(store.load(3, 0), 0);
-        store.store(3, 0, 0);
+        // One call at `now`: the value it saw, then what it left.
+        let mut call = |store: &mut ValueStore<i64>, now: i64, set: Option<i64>| {
+            let value = store.value(3, now);
+            let seen = *value;
+            if let Some(set) = set {
+                *value = set;
+            }
+            store.finish(3, now);
+            seen
+        };
+        assert_eq!(call(&mut store, 0, None), 0);
         assert!(store.is_absent(3), "the initial value is stored as absent");
-        store.store(3, 5, 10);
+        call(&mut store, 10, Some(5));
         assert_eq!(store.len(), 1);
         // Unchanged at 50: not written, so it still expires 100 ms after 10.
-        let value = store.load(3, 50);
-        store.store(3, value, 50);
-        assert_eq!(store.load(3, 109), 5);
-        assert_eq!(store.load(3, 110), 0, "expired at written + ttl");
+        assert_eq!(call(&mut store, 50, Some(5)), 5);
+        assert_eq!(call(&mut store, 109, None), 5);
+        assert_eq!(call(&mut store, 110, None), 0, "expired at written + ttl");
         assert!(store.is_absent(3));
-        store.store(3, 7, 120);
-        store.store(3, 0, 130);
+        assert_eq!(store.len(), 0);
+        call(&mut store, 120, Some(7));
+        assert_eq!(store.len(), 1);
+        call(&mut store, 130, Some(0));
         assert!(
             store.is_absent(3),
             "writing the initial value removes the entry"
         );
+        assert_eq!(store.len(), 0);
+        // A changed value is stamped: alive until 140 + 100.
+        call(&mut store, 140, Some(8));
+        call(&mut store, 200, Some(9));
+        assert_eq!(call(&mut store, 299, None), 9, "written again at 200");
+        assert_eq!(call(&mut store, 300, None), 0);
+    }
+
+    #[test]
+    fn value_state_without_ttl_changes_in_place() {
+        let mut store = ValueStore::<String>::new(&spec(None));
+        store.value(0, 0).push_str("ab");
+        assert!(!store.finish(0, 0));
+        store.value(0, 0).push('c');
+        store.finish(0, 0);
+        assert_eq!(store.value(0, 0), "abc");
+        store.value(0, 0).clear();
+        assert!(store.finish(0, 0), "back to the initial value: absent");
         assert_eq!(store.len(), 0);
     }
 

@@ -86,11 +86,11 @@ impl<T: StateItem + Eq + Hash> StateKey for T {}
 /// The state of one entry for every key slot of a processor: what generated code calls.
 /// The in-memory backend keeps values typed; a disk backend implements the same trait.
 pub trait ValueStates<T>: EntryStore {
-    /// The value of `key` for one call: its entry, or the initial value.
-    fn load(&mut self, key: usize, now: i64) -> T;
-    /// Writes `value` back if it differs from the entry; the initial value removes it.
+    /// The value of `key` for one call, changed in place: its entry, or the initial value.
+    fn value(&mut self, key: usize, now: i64) -> &mut T;
+    /// After the call: the value is written if it changed; the initial value removes it.
     /// Whether `key` has no entry afterwards.
-    fn store(&mut self, key: usize, value: T, now: i64) -> bool;
+    fn finish(&mut self, key: usize, now: i64) -> bool;
 }
 
 /// A list or map entry for every key slot, handed to calls as a view.
@@ -111,18 +111,18 @@ pub enum ValueSlot<T> {
 
 impl<T: Clone + PartialEq + Send + 'static> ValueSlot<T> {
     #[inline]
-    pub fn load(&mut self, key: usize, now: i64) -> T {
+    pub fn value(&mut self, key: usize, now: i64) -> &mut T {
         match self {
-            ValueSlot::Memory(store) => store.load(key, now),
-            ValueSlot::Backend(store) => store.load(key, now),
+            ValueSlot::Memory(store) => store.value(key, now),
+            ValueSlot::Backend(store) => store.value(key, now),
         }
     }
 
     #[inline]
-    pub fn store(&mut self, key: usize, value: T, now: i64) -> bool {
+    pub fn finish(&mut self, key: usize, now: i64) -> bool {
         match self {
-            ValueSlot::Memory(store) => store.store(key, value, now),
-            ValueSlot::Backend(store) => store.store(key, value, now),
+            ValueSlot::Memory(store) => store.finish(key, now),
+            ValueSlot::Backend(store) => store.finish(key, now),
         }
     }
 

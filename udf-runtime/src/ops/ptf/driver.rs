@@ -463,12 +463,13 @@ impl Driver {
                 timer_base: 0,
                 fired: &mut fired,
                 released: &mut released,
-                position: Position::Timer(0),
+                row: 0,
+                in_timer: true,
             },
         };
         let processor = self.instance.processor();
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
-        let position = call.emission.position;
+        let position = call.emission.position();
         let result = match failure(outcome, " in on_timer") {
             Some(message) => Err(self.timer_failed(&message, &fired, position)),
             None => self.emit(output, 0, &[], &[], &fired),
@@ -631,12 +632,13 @@ impl Driver {
                 timer_base: rows,
                 fired: &mut fired,
                 released: &mut released,
-                position: Position::Row(0),
+                row: 0,
+                in_timer: false,
             },
         };
         let processor = self.instance.processor();
         let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
-        let position = call.emission.position;
+        let position = call.emission.position();
         // Past the rows: a timer that fired between them.
         let place = match position {
             Position::Timer(_) => " in on_timer",
