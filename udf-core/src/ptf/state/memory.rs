@@ -338,7 +338,7 @@ mod tests {
     fn value_state_writes_only_changes_and_drops_the_initial_value() {
         let mut store = ValueStore::<i64>::new(&spec(Some(100)));
         // One call at `now`: the value it saw, then what it left.
-        let mut call = |store: &mut ValueStore<i64>, now: i64, set: Option<i64>| {
+        let call = |store: &mut ValueStore<i64>, now: i64, set: Option<i64>| {
             let value = store.value(3, now);
             let seen = *value;
             if let Some(set) = set {
