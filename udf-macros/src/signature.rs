@@ -184,6 +184,9 @@ impl EvalMethod {
                     "an async table function returns its rows (`-> Vec<T>`); it takes no collector",
                 );
                 params.pop();
+                if let Some(syn::FnArg::Typed(last)) = signature.inputs.last_mut() {
+                    types::name_collector_lifetime(&mut last.ty);
+                }
             }
             None
         };

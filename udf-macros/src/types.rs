@@ -132,6 +132,28 @@ pub fn collector_item<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
     })
 }
 
+/// Gives `&mut Collector<T>` its elided lifetime (`Collector<'_, T>`), where a signature that
+/// must not take one keeps it: an `async fn` cannot elide it, and the user's mistake is
+/// already reported.
+pub fn name_collector_lifetime(ty: &mut Type) {
+    let Type::Reference(r) = ty else { return };
+    let Type::Path(TypePath { qself: None, path }) = &mut *r.elem else {
+        return;
+    };
+    let Some(last) = path.segments.last_mut() else {
+        return;
+    };
+    if let syn::PathArguments::AngleBracketed(args) = &mut last.arguments
+        && !args
+            .args
+            .iter()
+            .any(|arg| matches!(arg, syn::GenericArgument::Lifetime(_)))
+    {
+        args.args
+            .insert(0, syn::GenericArgument::Lifetime(syn::parse_quote!('_)));
+    }
+}
+
 /// `Name<A, B, ...>` (by its last path segment) → its type arguments.
 pub fn generic_args<'a>(ty: &'a Type, name: &str) -> Option<Vec<&'a Type>> {
     let Type::Path(TypePath { qself: None, path }) = ty else {

@@ -68,7 +68,8 @@ pub trait SqlType {
     note = "Flink SQL has no unsigned integers: use i8, i16, i32 or i64"
 )]
 pub trait ArgValue<'a>: SqlType + Sized {
-    type Reader: ArgReader<'a, Value = Self>;
+    /// (`Send + Sync`: async functions keep readers across awaits.)
+    type Reader: ArgReader<'a, Value = Self> + Send + Sync;
 
     /// A reader over `array`; an error if the array's Arrow type cannot hold this type.
     fn reader(array: &'a dyn Array) -> Result<Self::Reader, Error>;
@@ -90,8 +91,9 @@ pub trait ArgReader<'a> {
     note = "results can be bool, i8, i16, i32, i64, f32, f64, &str, String, &[u8], Vec<u8>, Decimal, chrono's NaiveDate, NaiveTime, NaiveDateTime and DateTime<Utc>, Option<T>, Vec<T>, HashMap<K, V>, BTreeMap<K, V>, and #[derive(SqlRow)] structs; Value and Row with a #[data_type] hint",
     note = "Flink SQL has no unsigned integers: use i8, i16, i32 or i64"
 )]
-pub trait ResultValue: SqlType + Sized {
-    type Builder: ValueBuilder<Self>;
+pub trait ResultValue: SqlType + Sized + Send {
+    /// (`Send`: async functions keep builders across awaits.)
+    type Builder: ValueBuilder<Self> + Send;
 
     /// A builder for `capacity` values of the SQL type `data_type` (the declared or
     /// inferred output type, which this Rust type accepts).

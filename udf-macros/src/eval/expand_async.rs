@@ -24,6 +24,7 @@ pub fn expand(def: &EvalDef) -> TokenStream {
 
     let mut checks = TokenStream::new();
     for eval in &def.evals {
+        checks.extend(dispatch::argument_checks(eval));
         checks.extend(dispatch::param_checks(eval));
         if let Some(ret) = &eval.output {
             let checked: syn::Type = if table {
@@ -41,6 +42,13 @@ pub fn expand(def: &EvalDef) -> TokenStream {
         .evals
         .iter()
         .map(|eval| batch_body(eval, &target, table));
+    let future_bounds = def.evals.iter().map(|eval| bounds(eval, table));
+    let impl_bounds: Vec<_> = def
+        .evals
+        .iter()
+        .flat_map(|eval| bounds(eval, table))
+        .collect();
+    let impl_bounds = quote!(where #(#impl_bounds,)*);
     let indices = 0..def.evals.len();
 
     let (name, deterministic, description) = (&def.sql_name, def.deterministic, &def.description);
@@ -95,12 +103,14 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                     this: &'a #self_ty,
                     call: __udf::AsyncCall<'a>
                     #extra_params
-                ) -> __udf::BatchFuture<'a, #output> {
+                ) -> __udf::BatchFuture<'a, #output>
+                where #(#future_bounds,)*
+                {
                     ::std::boxed::Box::pin(async move { #bodies })
                 }
             )*
 
-            impl #function_trait for #self_ty {
+            impl #function_trait for #self_ty #impl_bounds {
                 fn spec(&self) -> __udf::FunctionSpec {
                     __udf::FunctionSpec::new(#name, __udf::FunctionKind::#kind)
                         .deterministic(#deterministic)
@@ -122,13 +132,36 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                 }
             }
 
-            impl __udf::UserFunction for #self_ty {
+            impl __udf::UserFunction for #self_ty #impl_bounds {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::#variant(::std::sync::Arc::new(self))
                 }
             }
         };
     }
+}
+
+/// The bounds on one signature's argument and result types that the generated items assume
+/// rather than check (for-all bounds, as `dispatch::bounds` writes them), so an unsupported
+/// type gets the one error of its check (`argument_checks`, the return checks), not one per
+/// use. (The batch future stays `Send` under them because readers and builders are
+/// `Send` by their traits' bounds.)
+fn bounds(eval: &EvalMethod, table: bool) -> Vec<TokenStream> {
+    let mut bounds: Vec<_> = eval
+        .all_params()
+        .map(|param| dispatch::for_all(&param.ty, quote!(__udf::ArgValue<'__udf_a>)))
+        .collect();
+    if let Some(ret) = &eval.output {
+        if table {
+            bounds.push(dispatch::for_all(ret, quote!(__udf::AsyncRows)));
+            let row: syn::Type =
+                syn::parse_quote_spanned!(ret.span()=> <#ret as __udf::AsyncRows>::Item);
+            bounds.push(dispatch::row_bound(&row, quote!(__udf)));
+        } else {
+            bounds.push(dispatch::for_all(ret, quote!(__udf::FunctionReturn)));
+        }
+    }
+    bounds
 }
 
 /// The body of one signature's batch future.
@@ -160,7 +193,7 @@ fn batch_body(eval: &EvalMethod, target: &TokenStream, table: bool) -> TokenStre
         .zip(&names)
         .enumerate()
         .map(|(i, (param, input))| {
-            let ty = types::with_lifetimes(&param.ty, "'_");
+            let ty = types::with_lifetimes(&param.ty, "'a");
             let name = &param.sql_name;
             let reader = quote_spanned!(param.ty.span()=> __udf::reader::<#ty>);
             quote!(let #input = #reader(&args[#i], #name)?;)
@@ -168,7 +201,7 @@ fn batch_body(eval: &EvalMethod, target: &TokenStream, table: bool) -> TokenStre
     let fixed = eval.params.len();
     let (varargs_setup, varargs_strict, varargs_row, varargs_arg) = match &eval.varargs {
         Some(param) => {
-            let ty = types::with_lifetimes(&param.ty, "'_");
+            let ty = types::with_lifetimes(&param.ty, "'a");
             let name = &param.sql_name;
             let reader = quote_spanned!(param.ty.span()=> __udf::readers::<#ty>);
             (
