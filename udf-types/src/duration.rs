@@ -8,53 +8,92 @@ use std::time::Duration;
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let invalid = || format!("`{text}` is not a duration such as `500 ms`, `10s` or `1 min`");
+    let too_long = || format!("`{text}` is longer than the longest duration (about 584 years)");
     if let Some(iso) = text.strip_prefix("PT").or_else(|| text.strip_prefix("pt")) {
-        return parse_iso(iso).ok_or_else(invalid);
+        return match parse_iso(iso) {
+            Iso::Valid(duration) => Ok(duration),
+            Iso::Invalid => Err(invalid()),
+            Iso::TooLong => Err(too_long()),
+        };
     }
     let split = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let amount: u64 = number.parse().map_err(|_| invalid())?;
+    if number.is_empty() {
+        return Err(invalid());
+    }
+    let amount: u64 = number.parse().map_err(|_| too_long())?;
     let unit = unit.trim().to_ascii_lowercase();
+    let seconds = |per: u64| amount.checked_mul(per).map(Duration::from_secs);
     let duration = match unit.as_str() {
-        "ns" | "nano" | "nanos" | "nanosecond" | "nanoseconds" => Duration::from_nanos(amount),
+        "ns" | "nano" | "nanos" | "nanosecond" | "nanoseconds" => {
+            Some(Duration::from_nanos(amount))
+        }
         "us" | "µs" | "micro" | "micros" | "microsecond" | "microseconds" => {
-            Duration::from_micros(amount)
+            Some(Duration::from_micros(amount))
         }
         "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => {
-            Duration::from_millis(amount)
+            Some(Duration::from_millis(amount))
         }
-        "s" | "sec" | "secs" | "second" | "seconds" => Duration::from_secs(amount),
-        "m" | "min" | "mins" | "minute" | "minutes" => Duration::from_secs(amount * 60),
-        "h" | "hour" | "hours" => Duration::from_secs(amount * 3600),
-        "d" | "day" | "days" => Duration::from_secs(amount * 86_400),
+        "s" | "sec" | "secs" | "second" | "seconds" => seconds(1),
+        "m" | "min" | "mins" | "minute" | "minutes" => seconds(60),
+        "h" | "hour" | "hours" => seconds(3600),
+        "d" | "day" | "days" => seconds(86_400),
         _ => return Err(invalid()),
     };
-    Ok(duration)
+    duration.ok_or_else(too_long)
 }
 
-/// The time part of an ISO-8601 duration after `PT`: `3M`, `1H30M`, `0.5S`.
-fn parse_iso(text: &str) -> Option<Duration> {
+enum Iso {
+    Valid(Duration),
+    Invalid,
+    TooLong,
+}
+
+/// The time part of an ISO-8601 duration after `PT`: `3M`, `1H30M`, `0.5S` — hours, minutes
+/// and seconds at most once each and in that order, a fraction on the seconds only.
+fn parse_iso(text: &str) -> Iso {
     let mut total = Duration::ZERO;
     let mut number = String::new();
+    // The units still allowed, in order.
+    let mut units = "HMS";
     for c in text.chars() {
         match c.to_ascii_uppercase() {
             '0'..='9' | '.' => number.push(c),
             unit @ ('H' | 'M' | 'S') => {
-                let value: f64 = number.parse().ok()?;
+                let Some(at) = units.find(unit) else {
+                    return Iso::Invalid;
+                };
+                units = &units[at + 1..];
+                if number.contains('.') && unit != 'S' {
+                    return Iso::Invalid;
+                }
+                let Ok(value) = number.parse::<f64>() else {
+                    return Iso::Invalid;
+                };
                 number.clear();
                 let seconds = match unit {
                     'H' => value * 3600.0,
                     'M' => value * 60.0,
                     _ => value,
                 };
-                total += Duration::try_from_secs_f64(seconds).ok()?;
+                let Some(sum) = Duration::try_from_secs_f64(seconds)
+                    .ok()
+                    .and_then(|part| total.checked_add(part))
+                else {
+                    return Iso::TooLong;
+                };
+                total = sum;
             }
-            _ => return None,
+            _ => return Iso::Invalid,
         }
     }
-    (number.is_empty() && !text.is_empty()).then_some(total)
+    if number.is_empty() && !text.is_empty() {
+        Iso::Valid(total)
+    } else {
+        Iso::Invalid
+    }
 }
 
 /// The shortest exact form of `duration` in the units `parse_duration` reads: `1 d`,
@@ -83,6 +122,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn too_long_durations_are_errors_not_overflows() {
+        for text in [
+            "999999999999999 d",
+            "18446744073709551615 h",
+            "99999999999999999999999 ms",
+            "PT10000000000000000000S10000000000000000000S",
+            "PT10000000000000000000H",
+            "PT1e400S",
+        ] {
+            let error = parse_duration(text).expect_err(text);
+            assert!(error.contains(text.trim()), "{error}");
+        }
+        assert!(
+            parse_duration("999999999999999 d")
+                .unwrap_err()
+                .contains("longest duration")
+        );
+        assert_eq!(
+            parse_duration("18446744073709551615 ns"),
+            Ok(Duration::from_nanos(u64::MAX))
+        );
+    }
+
+    #[test]
     fn durations_as_flink_writes_them() {
         assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
         assert_eq!(parse_duration("500 ms"), Ok(Duration::from_millis(500)));
@@ -96,6 +159,10 @@ mod tests {
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("PT").is_err());
         assert_eq!(parse_duration("1 day"), Ok(Duration::from_secs(86_400)));
+        assert!(parse_duration("PT1S1S").is_err(), "a unit twice");
+        assert!(parse_duration("PT1S1M").is_err(), "units out of order");
+        assert!(parse_duration("PT0.5M").is_err(), "a fraction of a minute");
+        assert!(parse_duration("ms").is_err());
         for text in ["1 d", "90 min", "1500 ms", "0 ms"] {
             assert_eq!(format_duration(parse_duration(text).unwrap()), text);
         }

@@ -20,4 +20,6 @@ pub use parse::{ParseError, parse};
 pub use arrow::{LTZ_TIME_ZONE, UnsupportedArrowType, time_unit};
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;

@@ -7,6 +7,11 @@ pub const MAX_DECIMAL_PRECISION: u8 = 38;
 /// Largest fractional-second precision of TIME, TIMESTAMP and TIMESTAMP_LTZ.
 pub const MAX_TIME_PRECISION: u8 = 9;
 
+/// Deepest nesting of ARRAY, MULTISET, MAP and ROW a parsed type may have: code that walks a
+/// type (printing, Arrow conversion, value conversion) recurses once per level, and a type
+/// string is user input.
+pub const MAX_NESTING: usize = 64;
+
 /// A SQL data type: a logical type plus whether it admits NULL.
 ///
 /// Types print and parse in Flink's syntax (`"ROW<s STRING, t TIMESTAMP_LTZ(3)> NOT NULL"`);

@@ -50,6 +50,7 @@ pub fn parse(input: &str) -> Result<DataType, ParseError> {
         tokens,
         pos: 0,
         input_len: input.len(),
+        depth: 0,
     };
     let ty = parser.data_type()?;
     match parser.peek() {
@@ -170,6 +171,8 @@ struct Parser {
     tokens: Vec<Token>,
     pos: usize,
     input_len: usize,
+    /// Collection and row levels open around the type being parsed.
+    depth: usize,
 }
 
 impl Parser {
@@ -277,10 +280,27 @@ impl Parser {
     }
 
     fn data_type(&mut self) -> Result<DataType, ParseError> {
-        let mut ty = DataType::from(self.kind()?);
+        // Nested types recurse here directly, not through `kind` (whose frame is large): the
+        // stack a level takes stays small.
+        let nested = ["ARRAY", "MULTISET", "MAP", "ROW"]
+            .into_iter()
+            .find(|keyword| self.peek_keyword(keyword));
+        let kind = match nested {
+            Some(keyword) => {
+                let token = self.next().expect("peeked");
+                self.enter(&token)?;
+                let kind = self.nested(keyword)?;
+                self.leave();
+                kind
+            }
+            None => self.kind()?,
+        };
+        let mut ty = DataType::from(kind);
         ty.nullable = self.nullability()?;
-        // Postfix collection syntax: `INT ARRAY`, `INT NOT NULL MULTISET`.
-        loop {
+        // Postfix collection syntax: `INT ARRAY`, `INT NOT NULL MULTISET`. Each one nests
+        // the type so far a level deeper.
+        let mut postfix = 0;
+        while let Some(token) = self.peek().cloned() {
             if self.keyword("ARRAY") {
                 ty = DataType::new(TypeKind::Array(Box::new(ty)), true);
             } else if self.keyword("MULTISET") {
@@ -288,9 +308,33 @@ impl Parser {
             } else {
                 break;
             }
+            postfix += 1;
+            if self.depth + postfix > MAX_NESTING {
+                return Err(self.too_deep(&token));
+            }
             ty.nullable = self.nullability()?;
         }
         Ok(ty)
+    }
+
+    /// Enters the ARRAY, MULTISET, MAP or ROW that `token` opens (left with [`Self::leave`]).
+    fn enter(&mut self, token: &Token) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.too_deep(token));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn too_deep(&self, token: &Token) -> ParseError {
+        self.error_at(
+            token,
+            format!("the data type nests deeper than {MAX_NESTING} levels of ARRAY, MULTISET, MAP and ROW"),
+        )
     }
 
     fn nullability(&mut self) -> Result<bool, ParseError> {
@@ -405,30 +449,6 @@ impl Parser {
                 precision: self.time_precision(6)?,
             },
             "INTERVAL" => self.interval()?,
-            "ARRAY" => {
-                self.expect_symbol('<')?;
-                let element = self.data_type()?;
-                self.expect_symbol('>')?;
-                TypeKind::Array(Box::new(element))
-            }
-            "MULTISET" => {
-                self.expect_symbol('<')?;
-                let element = self.data_type()?;
-                self.expect_symbol('>')?;
-                TypeKind::Multiset(Box::new(element))
-            }
-            "MAP" => {
-                self.expect_symbol('<')?;
-                let key = self.data_type()?;
-                self.expect_symbol(',')?;
-                let value = self.data_type()?;
-                self.expect_symbol('>')?;
-                TypeKind::Map {
-                    key: Box::new(key),
-                    value: Box::new(value),
-                }
-            }
-            "ROW" => self.row()?,
             "RAW" => {
                 let (mut class, mut snapshot) = (None, None);
                 if self.symbol('(') {
@@ -443,6 +463,29 @@ impl Parser {
             "NULL" => TypeKind::Null,
             _ => return Err(self.error_at(&token, format!("unknown data type `{word}`"))),
         };
+        Ok(kind)
+    }
+
+    /// The part after the keyword of a nested type.
+    fn nested(&mut self, keyword: &str) -> Result<TypeKind, ParseError> {
+        if keyword == "ROW" {
+            return self.row();
+        }
+        self.expect_symbol('<')?;
+        let first = self.data_type()?;
+        let kind = match keyword {
+            "ARRAY" => TypeKind::Array(Box::new(first)),
+            "MULTISET" => TypeKind::Multiset(Box::new(first)),
+            _ => {
+                self.expect_symbol(',')?;
+                let value = self.data_type()?;
+                TypeKind::Map {
+                    key: Box::new(first),
+                    value: Box::new(value),
+                }
+            }
+        };
+        self.expect_symbol('>')?;
         Ok(kind)
     }
 
@@ -473,6 +516,8 @@ impl Parser {
             return Err(self.error_here("expected `<` or `(` after ROW"));
         };
         let mut fields: Vec<RowField> = Vec::new();
+        // Names seen so far, so that a wide row is checked in linear time.
+        let mut names = std::collections::HashSet::new();
         if !self.symbol(close) {
             loop {
                 let name_token = self.next();
@@ -486,7 +531,7 @@ impl Parser {
                         return Err(self.error_here("expected a field name"));
                     }
                 };
-                if fields.iter().any(|f| f.name == name) {
+                if !names.insert(name.clone()) {
                     let token = name_token.expect("matched above");
                     return Err(self.error_at(&token, format!("duplicate field name `{name}`")));
                 }

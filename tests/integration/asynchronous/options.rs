@@ -79,6 +79,22 @@ async fn keys_and_values_are_checked() {
             "`soon` is not a duration",
         ),
         (
+            "SET 'table.exec.async-scalar.timeout' = '0 ms'",
+            "`0 ms`: a timeout must be longer than 0",
+        ),
+        (
+            "SET 'table.exec.async-scalar.timeout' = '999999999999999 d'",
+            "`999999999999999 d` is longer than the longest duration",
+        ),
+        (
+            "SET 'table.exec.async-table.retry-delay' = '18446744073709551615 h'",
+            "is longer than the longest duration",
+        ),
+        (
+            "SET 'table.exec.async-scalar.timeout' = 'PT10000000000000000000S10000000000000000000S'",
+            "is not a duration",
+        ),
+        (
             "SET 'table.exec.async-table.retry-strategy' = 'EXPONENTIAL'",
             "`EXPONENTIAL` is not NO_RETRY or FIXED_DELAY",
         ),

@@ -306,3 +306,38 @@ async fn watermarks_in_create_table_with_inserted_rows() {
         vec![row![2000_i64, None::<i64>], row![4000_i64, 1000_i64]]
     );
 }
+
+#[tokio::test]
+async fn a_watermark_on_a_missing_or_untimed_column_fails_its_create_table() {
+    let session = session_with_partitions("unused", &events(&["a"], &[0]), 1);
+    let cases = [
+        (
+            "CREATE TABLE e1 (k VARCHAR, ts TIMESTAMP(3), WATERMARK FOR tss AS tss)",
+            "the WATERMARK of the CREATE TABLE of `e1` is declared on `tss`, which is not a column of the table",
+        ),
+        (
+            "CREATE TABLE e2 (k VARCHAR, ts TIMESTAMP(3), WATERMARK FOR k AS k - INTERVAL '1' SECOND)",
+            "the WATERMARK of the CREATE TABLE of `e2` is declared on `k`, a Utf8",
+        ),
+        (
+            "CREATE TABLE e3 (ts TIMESTAMP(3), u TIMESTAMP(3), WATERMARK FOR ts AS ts, WATERMARK FOR u AS u)",
+            "the CREATE TABLE of `e3` has 2 WATERMARK clauses",
+        ),
+        (
+            "CREATE TABLE e4 (ts TIMESTAMP(3), WATERMARK FOR ts AS ts + INTERVAL '1' SECOND)",
+            "the WATERMARK of `ts` in the CREATE TABLE of `e4` must be `ts - INTERVAL '<n>' <unit>` or `ts`",
+        ),
+    ];
+    for (sql, expected) in cases {
+        let error = session.sql(sql).await.expect_err(sql).to_string();
+        assert!(error.contains(expected), "{sql}\n{error}");
+    }
+    // A table whose clause failed is not left behind, so the statement can be run again fixed.
+    for table in ["e1", "e2", "e3", "e4"] {
+        assert!(!session.context().table_exist(table).unwrap(), "{table}");
+    }
+    session
+        .sql("CREATE TABLE e1 (k VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)")
+        .await
+        .unwrap();
+}

@@ -1,10 +1,13 @@
 //! `WATERMARK FOR ts AS ts - INTERVAL '2' SECOND` in `CREATE [EXTERNAL] TABLE`, as Flink
 //! writes it. The clause is taken out of the statement (DataFusion does not know it), the
-//! rest runs as usual, and the watermark is declared on the new table.
+//! rest runs as usual, and the watermark is declared on the new table once its column is
+//! checked.
 
 use std::time::Duration;
 
+use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::common::{Result, plan_err};
+use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
@@ -12,7 +15,10 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
 /// A watermark declared in DDL.
 #[derive(Debug, PartialEq, Eq)]
 pub struct WatermarkClause {
+    /// The table's name (the last part of a dotted name), which the watermark is kept by.
     pub table: String,
+    /// The name as the statement wrote it (`s.events`), to look the new table up.
+    pub reference: String,
     pub column: String,
     pub delay: Duration,
 }
@@ -60,11 +66,15 @@ pub fn extract(sql: &str) -> Result<Option<(String, WatermarkClause)>> {
     }
     // The table's name: the last part of a dotted name.
     let mut table = None;
+    let mut reference = String::new();
     let mut at = name_at;
     while let Some((_, token)) = significant.get(at) {
         match token {
-            Token::Word(word) => table = Some(word.value.clone()),
-            Token::Period => {}
+            Token::Word(word) => {
+                table = Some(word.value.clone());
+                reference.push_str(&token.to_string());
+            }
+            Token::Period => reference.push('.'),
             _ => break,
         }
         at += 1;
@@ -73,22 +83,28 @@ pub fn extract(sql: &str) -> Result<Option<(String, WatermarkClause)>> {
         return Ok(None);
     };
 
+    // The WATERMARK clauses among the table's elements (depth 1 of its parentheses).
     let mut depth = 0;
-    let mut clause = None;
+    let mut clauses = Vec::new();
     for (i, (_, token)) in significant.iter().enumerate() {
         match token {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
             Token::Word(w) if depth == 1 && w.value.eq_ignore_ascii_case("watermark") => {
-                clause = Some(i);
-                break;
+                clauses.push(i);
             }
             _ => {}
         }
     }
-    let Some(start) = clause else {
+    let Some(&start) = clauses.first() else {
         return Ok(None);
     };
+    if clauses.len() > 1 {
+        return plan_err!(
+            "the CREATE TABLE of `{table}` has {} WATERMARK clauses; a table has at most one",
+            clauses.len()
+        );
+    }
     let at = |i: usize| significant.get(start + i).map(|(_, t)| *t);
     let wrong = || {
         plan_err!(
@@ -105,12 +121,16 @@ pub fn extract(sql: &str) -> Result<Option<(String, WatermarkClause)>> {
     if !keyword(for_token, Keyword::FOR) || !keyword(as_token, Keyword::AS) {
         return wrong();
     }
-    if !again.value.eq_ignore_ascii_case(&column.value) {
-        return plan_err!(
-            "the watermark of `{}` must be `{} - INTERVAL ...`: other expressions are not supported",
+    let other_expression = || {
+        plan_err!(
+            "the WATERMARK of `{}` in the CREATE TABLE of `{table}` must be `{} - INTERVAL '<n>' <unit>` or `{}`: other expressions are not supported",
+            column.value,
             column.value,
             column.value
-        );
+        )
+    };
+    if !again.value.eq_ignore_ascii_case(&column.value) {
+        return other_expression();
     }
     // `- INTERVAL 'n' UNIT`, or nothing (no delay).
     let (delay, end) = match at(5) {
@@ -127,6 +147,13 @@ pub fn extract(sql: &str) -> Result<Option<(String, WatermarkClause)>> {
         }
         _ => (Duration::ZERO, start + 4),
     };
+    // The clause ends with the table's elements or before the next one.
+    if !matches!(
+        significant.get(end + 1).map(|(_, t)| *t),
+        Some(Token::Comma | Token::RParen)
+    ) {
+        return other_expression();
+    }
     // Cut the clause out, with the comma before it.
     let mut cut_from = significant[start].0;
     if start > 0 && matches!(significant[start - 1].1, Token::Comma) {
@@ -143,10 +170,38 @@ pub fn extract(sql: &str) -> Result<Option<(String, WatermarkClause)>> {
         rest,
         WatermarkClause {
             table,
+            reference,
             column: column.value.clone(),
             delay,
         },
     )))
+}
+
+/// Whether the table a CREATE TABLE with a WATERMARK clause made has the clause's column,
+/// as a TIMESTAMP or TIMESTAMP_LTZ (Flink's rule for a rowtime attribute).
+pub async fn check(context: &SessionContext, clause: &WatermarkClause) -> Result<()> {
+    let table = context.table_provider(clause.reference.as_str()).await?;
+    let schema = table.schema();
+    let Some(field) = schema
+        .fields()
+        .iter()
+        .find(|f| f.name().eq_ignore_ascii_case(&clause.column))
+    else {
+        return plan_err!(
+            "the WATERMARK of the CREATE TABLE of `{}` is declared on `{}`, which is not a column of the table",
+            clause.table,
+            clause.column
+        );
+    };
+    if !matches!(field.data_type(), ArrowType::Timestamp(..)) {
+        return plan_err!(
+            "the WATERMARK of the CREATE TABLE of `{}` is declared on `{}`, a {} column: it must be a TIMESTAMP or TIMESTAMP_LTZ",
+            clause.table,
+            clause.column,
+            field.data_type()
+        );
+    }
+    Ok(())
 }
 
 /// `'2' SECOND`, `'1.5' SECOND`, `'5' MINUTE`, ...
@@ -192,6 +247,7 @@ mod tests {
             clause,
             WatermarkClause {
                 table: "events".into(),
+                reference: "s.events".into(),
                 column: "ts".into(),
                 delay: Duration::from_secs(2),
             }
@@ -208,5 +264,33 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn declarations_flink_does_not_allow_are_errors_naming_the_clause() {
+        let message = |sql: &str| extract(sql).expect_err(sql).to_string();
+        let two = message(
+            "CREATE TABLE t (ts TIMESTAMP(3), u TIMESTAMP(3), WATERMARK FOR ts AS ts, WATERMARK FOR u AS u)",
+        );
+        assert!(
+            two.contains("the CREATE TABLE of `t` has 2 WATERMARK clauses"),
+            "{two}"
+        );
+        for sql in [
+            "CREATE TABLE t (ts TIMESTAMP(3), WATERMARK FOR ts AS ts + INTERVAL '1' SECOND)",
+            "CREATE TABLE t (ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND * 2)",
+            "CREATE TABLE t (ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, a INT)",
+        ] {
+            let found = extract(sql);
+            if sql.ends_with("a INT)") {
+                assert!(found.is_ok(), "{sql}");
+                continue;
+            }
+            let error = found.expect_err(sql).to_string();
+            assert!(
+                error.contains("the WATERMARK of `ts` in the CREATE TABLE of `t` must be"),
+                "{sql}: {error}"
+            );
+        }
     }
 }

@@ -66,7 +66,14 @@ impl Settings {
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
             "max-concurrent-operations" => self.max_concurrent_operations = positive(value)?,
-            "timeout" => self.timeout = parse_duration(value)?,
+            "timeout" => {
+                self.timeout = parse_duration(value)?;
+                if self.timeout.is_zero() {
+                    return Err(format!(
+                        "`{value}`: a timeout must be longer than 0, or every call would fail"
+                    ));
+                }
+            }
             "retry-strategy" => {
                 self.fixed_delay = match value.trim().to_ascii_uppercase().as_str() {
                     "FIXED_DELAY" => true,

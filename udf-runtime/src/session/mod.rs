@@ -194,6 +194,13 @@ impl Session {
         // Flink's `WATERMARK FOR ts AS ts - INTERVAL ...` in CREATE TABLE.
         if let Some((statement, watermark)) = watermark_ddl::extract(sql)? {
             let created = Box::pin(self.sql(&statement)).await?;
+            // A clause on a column the table does not have, or not of a time type, is the
+            // statement's error: the table is not kept.
+            if let Err(error) = watermark_ddl::check(&self.context, &watermark).await {
+                self.context
+                    .deregister_table(watermark.reference.as_str())?;
+                return Err(error);
+            }
             self.declare_watermark(&watermark.table, &watermark.column, watermark.delay);
             return Ok(created);
         }
