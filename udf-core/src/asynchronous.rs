@@ -7,19 +7,17 @@
 //! call; only the batch's future is boxed.
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::time::Duration;
 
 use arrow::array::ArrayRef;
 use std::collections::VecDeque;
 
+use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
 
 use crate::Error;
 use crate::context::FunctionContext;
-use crate::error::panic_message;
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::table::RowSink;
@@ -195,7 +193,7 @@ where
                 Ok(None) => return Ok(None),
                 Err(error) => return Err(FailureReason::Conversion(error)),
             };
-            match AssertUnwindSafe(future).catch_unwind().await {
+            match crate::catch_user_panic_async(future).await {
                 Ok(Ok(value)) => return Ok(Some(value)),
                 Ok(Err(error)) => match options.retry {
                     RetryStrategy::FixedDelay {
@@ -204,7 +202,7 @@ where
                     } if attempts < max_attempts => tokio::time::sleep(delay).await,
                     _ => return Err(FailureReason::Failed { error, attempts }),
                 },
-                Err(panic) => return Err(FailureReason::Panicked(panic_message(panic.as_ref()))),
+                Err(panic) => return Err(FailureReason::Panicked(panic.to_string())),
             }
         }
     };

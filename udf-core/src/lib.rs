@@ -29,6 +29,7 @@ mod decimal;
 mod error;
 mod function;
 mod kernel;
+mod panics;
 pub mod ptf;
 mod scalar;
 mod spec;
@@ -56,6 +57,7 @@ pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
 pub use error::{Error, Result, panic_message};
 pub use function::{Function, UserFunction};
+pub use panics::{Panic, catch_user_panic, catch_user_panic_async};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use spec::{
     ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Semantics, Signature,

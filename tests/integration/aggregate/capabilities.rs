@@ -120,5 +120,9 @@ async fn errors_and_panics_name_the_function_and_row() {
     let session = session_with("t", &[column("v", "BIGINT", vec![Value::BigInt(7)])]);
     session.register(Fragile).unwrap();
     let message = error(&session, "SELECT v % 2, fragile(v) FROM t GROUP BY v % 2").await;
-    assert!(message.contains("aggregate function `fragile` panicked: cannot take 7 (row 0 of the batch, arguments: value => 7)"), "{message}");
+    assert!(
+        message.contains("aggregate function `fragile` panicked: cannot take 7 (at tests/")
+            && message.contains(") (row 0 of the batch, arguments: value => 7)"),
+        "{message}"
+    );
 }

@@ -283,9 +283,8 @@ async fn a_timer_panicking_at_the_end_of_input_names_the_function_and_the_timer(
     session.register(Fragile).unwrap();
     let message = error(&session, FRAGILE).await.to_lowercase();
     assert!(
-        message.contains(
-            "process table function `fragile` panicked in on_timer: worse (timer check at 1100 ms)"
-        ),
+        message.contains("process table function `fragile` panicked in on_timer: worse (at tests/")
+            && message.contains(") (timer check at 1100 ms)"),
         "{message}"
     );
 }

@@ -46,8 +46,10 @@ async fn a_panic_becomes_a_query_error_and_the_session_survives() {
         "SELECT fragile(s) FROM (VALUES ('ok'), ('boom')) AS t(s)",
     )
     .await;
+    // The panic's place stands in for the backtrace, which is not printed.
     assert!(
-        message.contains("function `fragile` panicked: cannot handle `boom` (row 1 of the batch, arguments: s => 'boom')"),
+        message.contains("function `fragile` panicked: cannot handle `boom` (at tests/integration/scalar/errors.rs:")
+            && message.contains(") (row 1 of the batch, arguments: s => 'boom')"),
         "{message}"
     );
 
@@ -67,4 +69,72 @@ async fn a_panic_becomes_a_query_error_and_the_session_survives() {
         vec![vec![udf_core::Value::Int(4)]],
         "the session still works"
     );
+}
+
+#[async_scalar_function]
+async fn fragile_later(s: &str) -> i32 {
+    if s == "boom" {
+        panic!("cannot await `{s}`");
+    }
+    s.len() as i32
+}
+
+/// What the child process of the test below does: queries whose functions panic (sync,
+/// vectorized, async), then a panic outside any function.
+fn panic_probe() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let session = Session::new();
+        session.register(fragile).unwrap();
+        session.register(ratio).unwrap();
+        session.register(fragile_later).unwrap();
+        for sql in [
+            "SELECT fragile(s) FROM (VALUES ('ok'), ('boom')) AS t(s)",
+            "SELECT ratio(a, b) FROM (VALUES (1, 1), (1, 0)) AS t(a, b)",
+            "SELECT fragile_later(s) FROM (VALUES ('ok'), ('boom')) AS t(s)",
+        ] {
+            println!("query error: {}", error(&session, sql).await);
+        }
+    });
+    let outside = std::thread::spawn(|| panic!("a panic outside user code"));
+    assert!(outside.join().is_err());
+}
+
+#[test]
+fn a_panic_in_a_function_is_reported_once_through_the_query_error() {
+    if std::env::var_os("UDF_PANIC_PROBE").is_some() {
+        panic_probe();
+        return;
+    }
+    let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "scalar::errors::a_panic_in_a_function_is_reported_once_through_the_query_error",
+            "--nocapture",
+        ])
+        .env("UDF_PANIC_PROBE", "1")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the probe runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for message in [
+        "cannot handle `boom`",
+        "attempt to divide by zero",
+        "cannot await `boom`",
+    ] {
+        assert_eq!(stdout.matches(message).count(), 1, "{message} in\n{stdout}");
+        assert!(
+            !stderr.contains(message),
+            "{message} printed by the panic hook:\n{stderr}"
+        );
+    }
+    // The process's hook still reports what happens outside functions: the one panic (and
+    // backtrace) printed.
+    assert_eq!(stderr.matches("panicked at").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("stack backtrace").count(), 1, "{stderr}");
+    assert!(stderr.contains("a panic outside user code"), "{stderr}");
 }

@@ -6,7 +6,6 @@
 //! argument types of the right count; our resolution picks the overload (a planning error
 //! if none fits) and the arguments are cast to the parameter types when the batch runs.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -19,7 +18,6 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature as DfSignature,
     TypeSignature, Volatility,
 };
-use futures::FutureExt;
 use udf_core::types::DataType;
 use udf_core::{ArgColumn, AsyncCall, AsyncScalarFunction, FunctionSpec, Metrics, OutputType};
 
@@ -172,7 +170,7 @@ impl AsyncScalarUDFImpl for AsyncScalarUdf {
             output: &output,
             options: AsyncConfig::scalar_options(&args.config_options),
         };
-        let outcome = AssertUnwindSafe(instance.invoke(call)).catch_unwind().await;
+        let outcome = udf_core::catch_user_panic_async(instance.invoke(call)).await;
         let failure = match outcome {
             Ok(Ok(result)) if result.len() == rows => return Ok(ColumnarValue::Array(result)),
             Ok(Ok(result)) => {
@@ -184,11 +182,7 @@ impl AsyncScalarUDFImpl for AsyncScalarUdf {
             }
             Ok(Err(failure)) => failure,
             Err(panic) => {
-                return exec_err!(
-                    "function `{}` panicked: {}",
-                    self.name,
-                    binding::panic_message(&panic)
-                );
+                return exec_err!("function `{}` panicked: {}", self.name, panic);
             }
         };
         Err(binding::async_failure(

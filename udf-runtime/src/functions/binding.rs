@@ -1,7 +1,7 @@
 //! What every function adapter needs from the engine side: argument types as SQL types,
 //! overload resolution and coercion targets.
 
-pub use crate::functions::errors::{describe_row, panic_message};
+pub use crate::functions::errors::describe_row;
 
 use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::common::{Result, plan_datafusion_err};

@@ -1,7 +1,5 @@
 //! Error texts that name the function, the row and its argument values.
 
-use std::any::Any;
-
 use udf_core::arrow::datatypes::DataType as ArrowType;
 use udf_core::arrow::util::display::{ArrayFormatter, FormatOptions};
 use udf_core::{ArgColumn, FunctionSpec};
@@ -38,9 +36,4 @@ pub fn describe_row(
         parts.push(format!("{name} => {value}"));
     }
     parts.join(", ")
-}
-
-/// The message of a caught panic.
-pub fn panic_message(panic: &Box<dyn Any + Send>) -> String {
-    udf_core::panic_message(panic.as_ref())
 }

@@ -2,8 +2,6 @@
 //! query's job parameters; its error or panic becomes a message naming the function, and a
 //! panic in `close` is contained (the query has its results by then).
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use datafusion::config::ConfigOptions;
 use udf_core::{FunctionContext, Metrics};
 
@@ -17,19 +15,16 @@ pub fn open(
     open: impl FnOnce(&FunctionContext) -> udf_core::Result<()>,
 ) -> Result<(), String> {
     let context = FunctionContext::new(name, JobParameters::of(options), metrics.clone());
-    match catch_unwind(AssertUnwindSafe(|| open(&context))) {
+    match udf_core::catch_user_panic(|| open(&context)) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(format!("function `{name}` failed to open: {error}")),
-        Err(panic) => Err(format!(
-            "function `{name}` panicked in open: {}",
-            udf_core::panic_message(panic.as_ref())
-        )),
+        Err(panic) => Err(format!("function `{name}` panicked in open: {}", panic)),
     }
 }
 
 /// Runs `close`; a panic in it is dropped.
 pub fn close(close: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(close));
+    let _ = udf_core::catch_user_panic(close);
 }
 
 /// What `open` and `close` are called on: every kind of function with a lifecycle.

@@ -4,7 +4,6 @@
 //! widening) picks the overload in `coerce_types`, and the same resolution finds it again
 //! from the coerced types in `return_field_from_args` and at run time.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, new_null_array};
@@ -115,7 +114,7 @@ impl ScalarUdf {
             row: 0,
             traced: false,
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| instance.invoke(&mut call)));
+        let outcome = udf_core::catch_user_panic(|| instance.invoke(&mut call));
         let (row, message) = match outcome {
             Ok(Ok(array)) => return Ok(array),
             Ok(Err(error)) => (call.row, format!("failed: {error}")),
@@ -129,13 +128,13 @@ impl ScalarUdf {
                     row: 0,
                     traced: true,
                 };
-                let replay = catch_unwind(AssertUnwindSafe(|| instance.invoke(&mut traced)));
+                let replay = udf_core::catch_user_panic(|| instance.invoke(&mut traced));
                 let row = if replay.is_err() {
                     traced.row
                 } else {
                     call.row
                 };
-                (row, format!("panicked: {}", binding::panic_message(&panic)))
+                (row, format!("panicked: {}", panic))
             }
         };
         let values = binding::describe_row(&self.spec, signature, args, row);

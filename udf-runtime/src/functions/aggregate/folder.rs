@@ -2,7 +2,6 @@
 //! accumulators in one vector, indexed by group), with errors and panics turned into query
 //! errors that name the function, the row and its arguments.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray};
@@ -54,17 +53,14 @@ impl Folder {
             row: 0,
         };
         let groups = &mut self.groups;
-        let outcome = catch_unwind(AssertUnwindSafe(|| match fold {
+        let outcome = udf_core::catch_user_panic(|| match fold {
             Fold::Accumulate => groups.accumulate(&mut batch),
             Fold::Retract => groups.retract(&mut batch),
-        }));
+        });
         let (row, message) = match outcome {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => (batch.row, format!("failed: {error}")),
-            Err(panic) => (
-                batch.row,
-                format!("panicked: {}", binding::panic_message(&panic)),
-            ),
+            Err(panic) => (batch.row, format!("panicked: {}", panic)),
         };
         let values = binding::describe_row(&self.spec, self.signature, &args, row);
         exec_err!(
@@ -80,7 +76,7 @@ impl Folder {
         call: impl FnOnce(&mut dyn GroupAccumulators) -> udf_core::Result<T>,
     ) -> Result<T> {
         let groups = &mut self.groups;
-        match catch_unwind(AssertUnwindSafe(|| call(groups.as_mut()))) {
+        match udf_core::catch_user_panic(|| call(groups.as_mut())) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => exec_err!(
                 "aggregate function `{}` failed in {what}: {error}",
@@ -89,7 +85,7 @@ impl Folder {
             Err(panic) => exec_err!(
                 "aggregate function `{}` panicked in {what}: {}",
                 self.name,
-                binding::panic_message(&panic)
+                panic
             ),
         }
     }

@@ -2,7 +2,6 @@
 //! in input order, in batches of the batch size, NULL rows for LEFT joins.
 
 use std::collections::VecDeque;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array, new_null_array};
@@ -11,7 +10,6 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{DataFusionError, Result, exec_err};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
-use futures::FutureExt;
 use udf_core::{ArgColumn, AsyncCall, AsyncOptions, Owners, RowSink, TableCall};
 
 use super::call::ResolvedCall;
@@ -72,12 +70,12 @@ impl Correlate {
                     chunk: self.batch_size,
                     sink: &mut sink,
                 };
-                let outcome = catch_unwind(AssertUnwindSafe(|| function.invoke(&mut call)));
+                let outcome = udf_core::catch_user_panic(|| function.invoke(&mut call));
                 let row = call.row;
                 let message = match outcome {
                     Ok(Ok(())) => None,
                     Ok(Err(error)) => Some(format!("failed: {error}")),
-                    Err(panic) => Some(format!("panicked: {}", binding::panic_message(&panic))),
+                    Err(panic) => Some(format!("panicked: {}", panic)),
                 };
                 if let Some(message) = message {
                     let values = binding::describe_row(spec, signature, &args, row);
@@ -94,9 +92,12 @@ impl Correlate {
                     output: &self.call.row_type,
                     options: self.options,
                 };
-                let outcome = AssertUnwindSafe(function.invoke(call, self.batch_size, &mut sink))
-                    .catch_unwind()
-                    .await;
+                let outcome = udf_core::catch_user_panic_async(function.invoke(
+                    call,
+                    self.batch_size,
+                    &mut sink,
+                ))
+                .await;
                 match outcome {
                     Ok(Ok(())) => {}
                     Ok(Err(failure)) => {
@@ -104,10 +105,7 @@ impl Correlate {
                         return Err(error);
                     }
                     Err(panic) => {
-                        return exec_err!(
-                            "table function `{name}` panicked: {}",
-                            binding::panic_message(&panic)
-                        );
+                        return exec_err!("table function `{name}` panicked: {}", panic);
                     }
                 }
             }

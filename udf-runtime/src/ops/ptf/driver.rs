@@ -3,7 +3,6 @@
 //! function's loop fires the timers due between rows), fires timers, releases ORDER BY rows,
 //! and hands output batches on. What it keeps per key is its keyed-state unit.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
@@ -468,7 +467,7 @@ impl Driver {
             },
         };
         let processor = self.instance.processor();
-        let outcome = catch_unwind(AssertUnwindSafe(|| processor.on_timer(&mut call)));
+        let outcome = udf_core::catch_user_panic(|| processor.on_timer(&mut call));
         let position = call.emission.position();
         let result = match failure(outcome, " in on_timer") {
             Some(message) => Err(self.timer_failed(&message, &fired, position)),
@@ -637,7 +636,7 @@ impl Driver {
             },
         };
         let processor = self.instance.processor();
-        let outcome = catch_unwind(AssertUnwindSafe(|| processor.process(&mut call)));
+        let outcome = udf_core::catch_user_panic(|| processor.process(&mut call));
         let position = call.emission.position();
         // Past the rows: a timer that fired between them.
         let place = match position {
@@ -735,14 +734,11 @@ impl ProcessorMetrics {
 
 /// What went wrong in a call of the function, if anything: `failed{place}: ...` or
 /// `panicked{place}: ...`.
-fn failure(outcome: std::thread::Result<udf_core::Result<()>>, place: &str) -> Option<String> {
+fn failure(outcome: Result<udf_core::Result<()>, udf_core::Panic>, place: &str) -> Option<String> {
     match outcome {
         Ok(Ok(())) => None,
         Ok(Err(error)) => Some(format!("failed{place}: {error}")),
-        Err(panic) => Some(format!(
-            "panicked{place}: {}",
-            udf_core::panic_message(panic.as_ref())
-        )),
+        Err(panic) => Some(format!("panicked{place}: {}", panic)),
     }
 }
 

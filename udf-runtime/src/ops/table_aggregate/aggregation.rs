@@ -9,7 +9,6 @@
 //! with only `emit_update_with_retract` gets its final result by applying its own changelog.
 
 use std::collections::HashMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use udf_core::arrow::array::{Array, ArrayRef, UInt32Array, UInt64Array};
@@ -21,7 +20,7 @@ use udf_core::{
     AggregateBatch, ArgColumn, Emits, FunctionSpec, RowKind, TableAggregateFunction, TableGroups,
 };
 
-use crate::functions::errors::{describe_row, panic_message};
+use crate::functions::errors::describe_row;
 
 /// When results are emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd)]
@@ -270,11 +269,11 @@ impl TableAggregation {
             row: 0,
         };
         let target = &mut self.groups;
-        let outcome = catch_unwind(AssertUnwindSafe(|| target.accumulate(&mut batch)));
+        let outcome = udf_core::catch_user_panic(|| target.accumulate(&mut batch));
         let (at, message) = match outcome {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => (batch.row, format!("failed: {error}")),
-            Err(panic) => (batch.row, format!("panicked: {}", panic_message(&panic))),
+            Err(panic) => (batch.row, format!("panicked: {}", panic)),
         };
         let values = describe_row(&self.spec, self.signature, args, at);
         Err(format!(
@@ -290,7 +289,7 @@ impl TableAggregation {
         call: impl FnOnce(&mut dyn TableGroups) -> udf_core::Result<T>,
     ) -> Result<T, String> {
         let groups = &mut self.groups;
-        match catch_unwind(AssertUnwindSafe(|| call(groups.as_mut()))) {
+        match udf_core::catch_user_panic(|| call(groups.as_mut())) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(format!(
                 "table aggregate function `{}` failed in {what}: {error}",
@@ -298,8 +297,7 @@ impl TableAggregation {
             )),
             Err(panic) => Err(format!(
                 "table aggregate function `{}` panicked in {what}: {}",
-                self.name,
-                panic_message(&panic)
+                self.name, panic
             )),
         }
     }
