@@ -1,8 +1,10 @@
 //! The vectorized contract of a table function, implemented by `#[table_function]`.
 //!
-//! A call evaluates a whole batch of input rows. Emitted rows go into Arrow builders and
-//! are handed to a [`RowSink`] in chunks, each row with the input row that emitted it, so
-//! the runtime can join them to the input without boxing anything per row.
+//! A call evaluates a batch of input rows. Emitted rows go into Arrow builders and are handed
+//! to a [`RowSink`] in chunks, each row with the input row that emitted it, so the runtime can
+//! join them to the input without boxing anything per row. A call pauses after a chunk when
+//! the sink is full and is resumed where it stopped: what one input batch emits is never held
+//! all at once.
 
 use arrow::array::ArrayRef;
 
@@ -45,11 +47,16 @@ pub struct TableCall<'a> {
     pub rows: usize,
     /// The type of the emitted rows, decided at planning.
     pub output: &'a DataType,
+    /// The first row to evaluate (after the row a paused call stopped at).
+    pub start: usize,
     /// The row being evaluated, kept up to date so an error or panic can name it.
     pub row: usize,
     /// Emitted rows are handed to `sink` once this many have gathered.
     pub chunk: usize,
     pub sink: &'a mut dyn RowSink,
+    /// Set by a call that stopped early because the sink was full: the row the next call
+    /// starts at.
+    pub paused_at: Option<usize>,
 }
 
 /// Receives the rows a table function emits.
@@ -57,6 +64,12 @@ pub trait RowSink {
     /// `rows` is one column of the row type; `owners.get(i)` is the input row that emitted
     /// row `i`. Owners never decrease, within a chunk or from one chunk to the next.
     fn accept(&mut self, rows: ArrayRef, owners: Owners) -> Result<(), Error>;
+
+    /// Whether the call should pause after the chunk just handed over (rows are waiting to
+    /// be taken downstream). Calls pause only between input rows.
+    fn is_full(&self) -> bool {
+        false
+    }
 }
 
 /// Hands the rows gathered in `emitted` to `sink`, if there are any.

@@ -444,8 +444,9 @@ pub fn assert_const(span: Span, condition: TokenStream, message: &str) -> TokenS
 }
 
 /// The body of `fn(this: &Self, call: &mut TableCall) -> Result<()>` for a table function's
-/// `eval`: one loop over the input rows; a row with NULL in a strict parameter emits nothing.
-/// Emitted rows go into one builder, handed to the sink whenever a chunk is full.
+/// `eval`: one loop over the input rows from `call.start`; a row with NULL in a strict
+/// parameter emits nothing. Emitted rows go into one builder, handed to the sink whenever a
+/// chunk is full; the call pauses there if the sink is full.
 pub fn rows_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
     let method = &eval.ident;
     let receiver = receiver(eval);
@@ -475,7 +476,7 @@ pub fn rows_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
             return ::std::result::Result::Ok(());
         }
         let mut emitted = #emitted;
-        for row in 0..rows {
+        for row in call.start..rows {
             if !validity.is_valid(row) {
                 continue;
             }
@@ -487,6 +488,10 @@ pub fn rows_body(eval: &EvalMethod, target: &TokenStream) -> TokenStream {
             }
             if emitted.len() >= call.chunk {
                 __udf::hand_over(&mut emitted, &mut *call.sink)?;
+                if call.sink.is_full() {
+                    call.paused_at = ::core::option::Option::Some(row + 1);
+                    return ::std::result::Result::Ok(());
+                }
             }
         }
         __udf::hand_over(&mut emitted, &mut *call.sink)

@@ -57,3 +57,60 @@ async fn full_batches_in_input_order() {
         assert_eq!(batches_to_rows(&batches), expected(left), "{sql}");
     }
 }
+
+static EMITTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[udf_core::prelude::table_function]
+fn series(n: i64, out: &mut udf_core::prelude::Collector<i64>) {
+    for i in 0..n {
+        EMITTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        out.collect(i);
+    }
+}
+
+/// 200 input rows in one batch, each emitting 100,000 rows: the output of one input batch
+/// (20 million rows) is never built all at once. The first batch comes after about one
+/// row's output, and dropping the stream stops the calls.
+#[tokio::test]
+async fn one_input_batch_with_a_huge_fan_out_streams_and_stops_when_dropped() {
+    use futures::StreamExt;
+    use std::sync::atomic::Ordering;
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
+    let long = batch(&[column("v", "BIGINT", vec![Value::BigInt(100_000); 200])]);
+    session.register_batch("long", long).unwrap();
+    session.register(series).unwrap();
+    let mut output = session
+        .sql("SELECT * FROM long, LATERAL TABLE(series(long.v))")
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), output.next())
+        .await
+        .expect("the first batch within 30 s")
+        .unwrap()
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(first.num_rows(), 8192);
+    let emitted = EMITTED.load(Ordering::Relaxed);
+    // One input row's output and a batch, not the batch's 20 million.
+    assert!(
+        emitted <= 100_000 + 8192,
+        "{emitted} rows emitted for the first batch"
+    );
+    for _ in 0..10 {
+        output.next().await.unwrap().unwrap();
+    }
+    drop(output);
+    let at_drop = EMITTED.load(Ordering::Relaxed);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(
+        EMITTED.load(Ordering::Relaxed),
+        at_drop,
+        "no call after the drop"
+    );
+    assert!(at_drop <= 2 * 100_000 + 8192, "{at_drop}");
+    println!("first batch after {waited:?}, {emitted} rows emitted; {at_drop} at the drop");
+}

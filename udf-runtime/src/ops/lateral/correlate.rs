@@ -29,11 +29,23 @@ pub(super) struct Correlate {
     pub(super) coalescer: BatchCoalescer,
     /// Output batches not yet handed on.
     pub(super) ready: VecDeque<RecordBatch>,
+    /// The input batch being joined, until every row of it is.
+    pub(super) pending: Option<Pending>,
+}
+
+/// An input batch whose rows are not all joined yet.
+pub(super) struct Pending {
+    batch: RecordBatch,
+    args: Vec<ArgColumn>,
+    /// The first row the next call evaluates.
+    start: usize,
+    /// The first row not joined yet (LEFT joins).
+    next_row: usize,
 }
 
 impl Correlate {
-    /// Calls the function for every row of `batch` and joins the rows to what they emitted.
-    pub(super) async fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+    /// Takes the next input batch (the one before must be done).
+    pub(super) fn start(&mut self, batch: RecordBatch) -> Result<()> {
         let rows = batch.num_rows();
         if rows == 0 {
             return Ok(());
@@ -41,17 +53,40 @@ impl Correlate {
         let args = self
             .args
             .iter()
-            .map(|expr| match expr.evaluate(batch)? {
+            .map(|expr| match expr.evaluate(&batch)? {
                 ColumnarValue::Array(array) => Ok(ArgColumn::array(array)),
                 ColumnarValue::Scalar(value) => Ok(ArgColumn::scalar(value.to_array_of_size(1)?)),
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut sink = JoinSink {
+        self.pending = Some(Pending {
             batch,
+            args,
+            start: 0,
+            next_row: 0,
+        });
+        Ok(())
+    }
+
+    /// Whether an input batch is still being joined.
+    pub(super) fn in_progress(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Calls the function for the pending batch's rows until a chunk of output is ready (a
+    /// sync function pauses there, so one input batch's output is never held all at once)
+    /// or the batch is done, and joins the rows to what they emitted.
+    pub(super) async fn step(&mut self) -> Result<()> {
+        let Some(mut pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let rows = pending.batch.num_rows();
+        let args = &pending.args;
+        let mut sink = JoinSink {
+            batch: &pending.batch,
             join: self.join,
             row_is_struct: self.call.row_is_struct(),
             schema: &self.schema,
-            next_row: 0,
+            next_row: pending.next_row,
             joined: Vec::new(),
         };
         let (name, spec, signature) = (
@@ -59,26 +94,30 @@ impl Correlate {
             &self.call.call.spec,
             self.call.signature,
         );
+        let mut paused_at = None;
         match self.instance.callable() {
             Callable::Sync(function) => {
                 let mut call = TableCall {
                     signature,
-                    args: &args,
+                    args,
                     rows,
                     output: &self.call.row_type,
-                    row: 0,
+                    start: pending.start,
+                    row: pending.start,
                     chunk: self.batch_size,
                     sink: &mut sink,
+                    paused_at: None,
                 };
                 let outcome = udf_core::catch_user_panic(|| function.invoke(&mut call));
                 let row = call.row;
+                paused_at = call.paused_at;
                 let message = match outcome {
                     Ok(Ok(())) => None,
                     Ok(Err(error)) => Some(format!("failed: {error}")),
                     Err(panic) => Some(format!("panicked: {}", panic)),
                 };
                 if let Some(message) = message {
-                    let values = binding::describe_row(spec, signature, &args, row);
+                    let values = binding::describe_row(spec, signature, args, row);
                     return exec_err!(
                         "table function `{name}` {message} (row {row} of the batch, arguments: {values})"
                     );
@@ -87,7 +126,7 @@ impl Correlate {
             Callable::Async(function) => {
                 let call = AsyncCall {
                     signature,
-                    args: &args,
+                    args,
                     rows,
                     output: &self.call.row_type,
                     options: self.options,
@@ -101,7 +140,7 @@ impl Correlate {
                 match outcome {
                     Ok(Ok(())) => {}
                     Ok(Err(failure)) => {
-                        let error = binding::async_failure(name, spec, signature, &args, failure);
+                        let error = binding::async_failure(name, spec, signature, args, failure);
                         return Err(error);
                     }
                     Err(panic) => {
@@ -110,10 +149,20 @@ impl Correlate {
                 }
             }
         }
-        sink.finish()
-            .map_err(|e| DataFusionError::Execution(e.to_string()))?;
+        if paused_at.is_none() {
+            sink.finish()
+                .map_err(|e| DataFusionError::Execution(e.to_string()))?;
+        }
+        let next_row = sink.next_row;
         for joined in std::mem::take(&mut sink.joined) {
             self.emit(joined)?;
+        }
+        // A paused call resumes at the next step (after its last row, the next call only
+        // adds a LEFT join's trailing rows).
+        if let Some(start) = paused_at {
+            pending.start = start;
+            pending.next_row = next_row;
+            self.pending = Some(pending);
         }
         Ok(())
     }
@@ -195,6 +244,11 @@ impl JoinSink<'_> {
 }
 
 impl RowSink for JoinSink<'_> {
+    /// A chunk joined is a batch ready to go on: the call pauses so it goes now.
+    fn is_full(&self) -> bool {
+        !self.joined.is_empty()
+    }
+
     fn accept(&mut self, rows: ArrayRef, owners: Owners) -> Result<(), udf_core::Error> {
         let function = self.function_columns(&rows);
         match self.join {

@@ -146,6 +146,7 @@ impl ExecutionPlan for LateralExec {
                 batch_size,
                 coalescer: BatchCoalescer::new(self.schema.clone(), batch_size),
                 ready: VecDeque::new(),
+                pending: None,
             },
         ))
     }
@@ -167,8 +168,15 @@ fn lateral_stream(
                 if done {
                     return Ok(None);
                 }
+                // Each poll does a bounded amount of work: one step of the batch being
+                // joined, or taking the next input batch (so dropping the stream stops it
+                // between calls, and a consumer's timeout can fire).
+                if correlate.in_progress() {
+                    correlate.step().await?;
+                    continue;
+                }
                 match input.next().await {
-                    Some(batch) => correlate.push(&batch?).await?,
+                    Some(batch) => correlate.start(batch?)?,
                     None => {
                         done = true;
                         correlate.finish()?;
