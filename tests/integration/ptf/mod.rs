@@ -8,6 +8,7 @@ mod examples;
 mod order_by;
 mod plans;
 mod processors;
+mod soak;
 mod sql;
 mod state;
 mod timers;
