@@ -185,3 +185,26 @@ async fn clearing_an_unknown_state_entry_fails_the_query() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn a_scalar_argument_that_does_not_convert_names_the_argument() {
+    let message = planning_error(
+        "SELECT * FROM ThresholdFunction(input_table => TABLE events PARTITION BY user, threshold => 'x')",
+    )
+    .await;
+    assert!(
+        message.contains("argument `threshold` of `thresholdfunction`: Cast error: Cannot cast string 'x' to value of Int32 type"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_uid_is_shown_quoted() {
+    let message =
+        planning_error("SELECT * FROM Counter(input => TABLE events PARTITION BY user, uid => '')")
+            .await;
+    assert!(
+        message.ends_with("that does not start with a digit, not ''"),
+        "{message}"
+    );
+}

@@ -264,27 +264,27 @@ const FRAGILE: &str =
     "SELECT * FROM Fragile(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
 
 #[tokio::test]
-async fn a_timer_failing_between_rows_names_the_function_and_the_timer() {
+async fn a_timer_failing_between_rows_names_the_function_the_timer_and_the_key() {
     // Row x moves the watermark to 5 s: ok's timer fires, then bad's fails.
     let session = session(&[("ok", "", 0), ("bad", "", 500), ("x", "", 5000)]);
     session.register(Fragile).unwrap();
     let message = error(&session, FRAGILE).await.to_lowercase();
     assert!(
         message.contains(
-            "process table function `fragile` failed in on_timer: no good (timer check at 1500 ms)"
+            "process table function `fragile` failed in on_timer: no good (timer check at 1500 ms, key k => bad)"
         ),
         "{message}"
     );
 }
 
 #[tokio::test]
-async fn a_timer_panicking_at_the_end_of_input_names_the_function_and_the_timer() {
+async fn a_timer_panicking_at_the_end_of_input_names_the_function_the_timer_and_the_key() {
     let session = session(&[("ok", "", 0), ("worse", "", 100)]);
     session.register(Fragile).unwrap();
     let message = error(&session, FRAGILE).await.to_lowercase();
     assert!(
         message.contains("process table function `fragile` panicked in on_timer: worse (at tests/")
-            && message.contains(") (timer check at 1100 ms)"),
+            && message.contains(") (timer check at 1100 ms, key k => worse)"),
         "{message}"
     );
 }

@@ -138,3 +138,21 @@ fn a_panic_in_a_function_is_reported_once_through_the_query_error() {
     assert_eq!(stderr.matches("stack backtrace").count(), 1, "{stderr}");
     assert!(stderr.contains("a panic outside user code"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_call_of_no_signature_is_one_planning_error() {
+    let session = Session::new();
+    session.register(substring).unwrap();
+    let message = error(&session, "SELECT SubstringFunction(1, 2, 3)").await;
+    assert!(
+        message.starts_with("Error during planning: Invalid function call:\nsubstringfunction(INT, INT, INT)\nExpected signatures are:\nsubstringfunction(s STRING NOT NULL, begin INT NOT NULL, end INT NOT NULL) -> STRING NOT NULL"),
+        "{message}"
+    );
+    // Not wrapped again by the engine's coercion.
+    assert_eq!(
+        message.matches("Error during planning").count(),
+        1,
+        "{message}"
+    );
+    assert!(!message.contains("Execution error"), "{message}");
+}

@@ -329,3 +329,65 @@ async fn sql_form_errors() {
         assert!(message.contains(expected), "{sql}\n{message}");
     }
 }
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Largest {
+    value: Option<i32>,
+}
+
+/// Emits a group's largest value, and fails on a group whose largest is 5 (returning an
+/// error) or 4 (panicking).
+#[derive(Clone, Debug, Default)]
+struct Picky;
+
+#[udf_core::prelude::table_aggregate_function(merge)]
+impl Picky {
+    fn accumulate(acc: &mut Largest, value: i32) {
+        acc.value = acc.value.max(Some(value));
+    }
+
+    fn merge(acc: &mut Largest, other: &Largest) {
+        acc.value = acc.value.max(other.value);
+    }
+
+    fn emit_value(
+        acc: &Largest,
+        out: &mut udf_core::prelude::Collector<i32>,
+    ) -> udf_core::Result<()> {
+        match acc.value {
+            Some(5) => Err(udf_core::Error::msg("five is too large")),
+            Some(4) => panic!("four is unlucky"),
+            Some(v) => {
+                out.collect(v);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn emit_failures_name_the_group_key() {
+    let session = partitioned_session("MyTable", &my_table(), 1);
+    session.register(Picky).unwrap();
+    let message = crate::support::error(
+        &session,
+        "SELECT * FROM Picky(TABLE MyTable PARTITION BY \"myField\")",
+    )
+    .await;
+    assert!(
+        message.contains("table aggregate function `picky` failed in emit_value: five is too large (group key: 1)"),
+        "{message}"
+    );
+    let message = crate::support::error(
+        &session,
+        "SELECT * FROM Picky(TABLE (SELECT * FROM MyTable WHERE \"myField\" = 2) PARTITION BY \"myField\")",
+    )
+    .await;
+    assert!(
+        message.contains(
+            "table aggregate function `picky` panicked in emit_value: four is unlucky (at tests/"
+        ) && message.contains(") (group key: 2)"),
+        "{message}"
+    );
+}

@@ -60,7 +60,11 @@ pub fn coerce(
     spec: &FunctionSpec,
     arg_types: &[ArrowType],
 ) -> Result<Vec<ArrowType>> {
-    let resolved = resolve_arrow(function, spec, &arg_types.iter().collect::<Vec<_>>())?;
+    let Ok(resolved) = resolve_arrow(function, spec, &arg_types.iter().collect::<Vec<_>>()) else {
+        // No signature fits: the types are left as they are, and computing the result type
+        // reports the mismatch (DataFusion would wrap an error from here in two more).
+        return Ok(arg_types.to_vec());
+    };
     Ok(arg_types
         .iter()
         .zip(&resolved.conversions)

@@ -337,6 +337,9 @@ impl PtfArguments<'_> {
         let uid_spec = ArgSpec::new(UID, ArgType::Typed(DataType::string()));
         match self.constant(&uid_spec, *value, context)? {
             ScalarValue::Utf8(Some(uid)) if valid_uid(&uid) => Ok(uid),
+            ScalarValue::Utf8(Some(uid)) => plan_err!(
+                "`uid` of `{name}` must be a string of letters, digits, `-` and `_` that does not start with a digit, not '{uid}'"
+            ),
             other => plan_err!(
                 "`uid` of `{name}` must be a string of letters, digits, `-` and `_` that does not start with a digit, not {other}"
             ),
@@ -382,12 +385,22 @@ impl PtfArguments<'_> {
             vec![],
             &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(1)),
         )?;
-        let value = match physical.evaluate(&batch)? {
-            datafusion::logical_expr::ColumnarValue::Scalar(value) => value,
-            datafusion::logical_expr::ColumnarValue::Array(array) => {
-                ScalarValue::try_from_array(&array, 0)?
-            }
-        };
+        // A value that does not convert (`threshold => 'x'` for an INT) names the argument.
+        let value = physical
+            .evaluate(&batch)
+            .and_then(|value| match value {
+                datafusion::logical_expr::ColumnarValue::Scalar(value) => Ok(value),
+                datafusion::logical_expr::ColumnarValue::Array(array) => {
+                    ScalarValue::try_from_array(&array, 0)
+                }
+            })
+            .map_err(|e| {
+                plan_datafusion_err!(
+                    "argument `{}` of `{name}`: {}",
+                    spec.name,
+                    e.find_root().message()
+                )
+            })?;
         if value.is_null() && !spec.ty.nullable() {
             return plan_err!(
                 "argument `{}` of `{name}` is NULL, but its Rust type is not an `Option`",

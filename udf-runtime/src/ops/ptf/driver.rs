@@ -491,10 +491,37 @@ impl Driver {
         let (name, time) = timer.map_or(("(unknown)", 0), |t| {
             (t.name.as_deref().unwrap_or("(unnamed)"), t.time)
         });
+        let key = timer.map(|t| self.describe_key(t.key)).unwrap_or_default();
         DataFusionError::Execution(format!(
-            "process table function `{}` {message} (timer {name} at {time} ms)",
+            "process table function `{}` {message} (timer {name} at {time} ms{key})",
             self.call.name
         ))
+    }
+
+    /// `, key k => a` for key slot `slot` (nothing without PARTITION BY).
+    fn describe_key(&self, slot: u32) -> String {
+        use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+        let Ok(columns) = self.state.key_arrays(&[slot]) else {
+            return String::new();
+        };
+        let options = FormatOptions::default().with_null("NULL");
+        let parts: Vec<String> = columns
+            .iter()
+            .zip(&self.keys)
+            .filter_map(|(column, expr)| {
+                let formatter = ArrayFormatter::try_new(column.as_ref(), &options).ok()?;
+                let name = expr
+                    .as_ref()
+                    .downcast_ref::<datafusion::physical_expr::expressions::Column>()
+                    .map_or_else(|| expr.to_string(), |c| c.name().to_owned());
+                Some(format!("{name} => {}", formatter.value(0)))
+            })
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(", key {}", parts.join(", "))
+        }
     }
 
     /// The keys and times of fired timers, for the rows they emitted.

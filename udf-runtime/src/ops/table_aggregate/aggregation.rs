@@ -113,6 +113,32 @@ impl Keys {
         }
     }
 
+    /// `, group key: a, 1` for an error of `group` (nothing without GROUP BY keys).
+    fn describe(&self, group: usize) -> String {
+        use udf_core::arrow::util::display::{ArrayFormatter, FormatOptions};
+        let Keys::Columns {
+            converter, rows, ..
+        } = self
+        else {
+            return String::new();
+        };
+        let Some(row) = rows.get(group) else {
+            return String::new();
+        };
+        let Ok(columns) = converter.convert_rows([row.row()]) else {
+            return String::new();
+        };
+        let options = FormatOptions::default().with_null("NULL");
+        let values: Vec<String> = columns
+            .iter()
+            .filter_map(|column| {
+                let formatter = ArrayFormatter::try_new(column.as_ref(), &options).ok()?;
+                Some(formatter.value(0).to_string())
+            })
+            .collect();
+        format!(" (group key: {})", values.join(", "))
+    }
+
     /// The key values of the given groups.
     fn columns(&self, groups: &[usize]) -> Result<Vec<ArrayRef>, String> {
         let Keys::Columns {
@@ -199,17 +225,17 @@ impl TableAggregation {
             let retract_previous =
                 self.emits.value && !self.emits.update_with_retract && self.emitted[group];
             if retract_previous {
-                self.guard("emit_value", |groups| {
+                self.guard_group("emit_value", Some(group), |groups| {
                     groups.emit_value(group, RowKind::Delete)
                 })?;
             }
             self.fold(&one, &[group], total, Some(row))?;
             if self.emits.update_with_retract {
-                self.guard("emit_update_with_retract", |groups| {
+                self.guard_group("emit_update_with_retract", Some(group), |groups| {
                     groups.emit_update_with_retract(group)
                 })?;
             } else {
-                self.guard("emit_value", |groups| {
+                self.guard_group("emit_value", Some(group), |groups| {
                     groups.emit_value(group, RowKind::Insert)
                 })?;
             }
@@ -227,7 +253,7 @@ impl TableAggregation {
         match (self.mode, self.per_row()) {
             (EmitMode::Final, false) => {
                 for group in 0..self.keys.count() {
-                    self.guard("emit_value", |groups| {
+                    self.guard_group("emit_value", Some(group), |groups| {
                         groups.emit_value(group, RowKind::Insert)
                     })?;
                 }
@@ -248,7 +274,9 @@ impl TableAggregation {
             let state = other.guard("encoding an accumulator", |groups| {
                 groups.state(their_group)
             })?;
-            self.guard("merge", |groups| groups.merge_state(group, &state))?;
+            self.guard_group("merge", Some(group), |groups| {
+                groups.merge_state(group, &state)
+            })?;
         }
         Ok(())
     }
@@ -288,18 +316,27 @@ impl TableAggregation {
         what: &str,
         call: impl FnOnce(&mut dyn TableGroups) -> udf_core::Result<T>,
     ) -> Result<T, String> {
+        self.guard_group(what, None, call)
+    }
+
+    /// [`Self::guard`] for a call on one group, whose key the error names.
+    fn guard_group<T>(
+        &mut self,
+        what: &str,
+        group: Option<usize>,
+        call: impl FnOnce(&mut dyn TableGroups) -> udf_core::Result<T>,
+    ) -> Result<T, String> {
         let groups = &mut self.groups;
-        match udf_core::catch_user_panic(|| call(groups.as_mut())) {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(format!(
-                "table aggregate function `{}` failed in {what}: {error}",
-                self.name
-            )),
-            Err(panic) => Err(format!(
-                "table aggregate function `{}` panicked in {what}: {}",
-                self.name, panic
-            )),
-        }
+        let failure = match udf_core::catch_user_panic(|| call(groups.as_mut())) {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(error)) => format!("failed in {what}: {error}"),
+            Err(panic) => format!("panicked in {what}: {panic}"),
+        };
+        let key = group.map(|g| self.keys.describe(g)).unwrap_or_default();
+        Err(format!(
+            "table aggregate function `{}` {failure}{key}",
+            self.name
+        ))
     }
 
     fn take_output(&mut self) -> Result<Output, String> {
