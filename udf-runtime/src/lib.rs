@@ -24,7 +24,7 @@ pub use ops::ptf::{PartitionedDataFrame, Process, ProcessTableCall};
 pub use ops::table_aggregate::{FlatAggregate, GroupedDataFrame, TableAggregateCall};
 pub use session::Session;
 pub use session::catalog::FunctionInfo;
-pub use session::feed::Feed;
+pub use session::feed::{FEED_CAPACITY, Feed};
 pub use session::job_parameters::JobParameters;
 pub use streaming::event_time::WatermarkEmission;
 

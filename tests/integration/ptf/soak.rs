@@ -1,7 +1,8 @@
-//! A long run in bounded memory: a PTF with value state and a timer per key, over a
-//! generated input of millions of rows with four keys that never expire. Resident memory
-//! (read from the OS) must stay flat once the run is warm. Measured in a child process, so
-//! that other tests' allocations do not count; `UDF_SOAK_ROWS` runs longer.
+//! A long run in bounded memory: a PTF with value state and a timer per key, over millions
+//! of rows with four keys that never expire — generated as the query reads them, or sent
+//! into a feed by a producer as fast as it can. Resident memory (read from the OS) must stay
+//! flat once the run is warm. Measured in a child process, so that other tests' allocations
+//! do not count; `UDF_SOAK_ROWS` runs longer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,15 +42,28 @@ impl PartitionStream for Ticks {
         let batches = futures::stream::iter((0..rows).step_by(BATCH as usize)).map(move |start| {
             let end = (start + BATCH).min(rows);
             made.store(end, Ordering::Relaxed);
-            let ids = (start as i64)..(end as i64);
-            let keys: ArrayRef =
-                Arc::new(Int64Array::from_iter_values(ids.clone().map(|i| i % KEYS)));
-            let times: ArrayRef =
-                Arc::new(udf_core::arrow::array::TimestampMillisecondArray::from_iter_values(ids));
-            Ok(RecordBatch::try_new(schema.clone(), vec![keys, times])?)
+            Ok(ticks(&schema, start, end))
         });
         Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), batches))
     }
+}
+
+/// Rows `start..end` of the input.
+fn ticks(schema: &SchemaRef, start: u64, end: u64) -> RecordBatch {
+    let ids = (start as i64)..(end as i64);
+    let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(ids.clone().map(|i| i % KEYS)));
+    let times: ArrayRef =
+        Arc::new(udf_core::arrow::array::TimestampMillisecondArray::from_iter_values(ids));
+    RecordBatch::try_new(schema.clone(), vec![keys, times]).expect("the schema's columns")
+}
+
+/// Where the input comes from.
+#[derive(Clone, Copy, Debug)]
+enum Input {
+    /// Made batch by batch as the query reads it.
+    Generated,
+    /// Sent into a feed by a producer task as fast as the feed takes it.
+    Fed,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -94,8 +108,9 @@ fn resident_bytes() -> u64 {
     pages * 4096
 }
 
-/// Runs the soak over `rows` rows; the resident memory at 10 %, 50 % and 100 % of the input.
-async fn soak(rows: u64) -> [u64; 3] {
+/// Runs the soak over `rows` rows; the resident memory at 10 %, 50 % and 100 % of the input,
+/// and after the output ended.
+async fn soak(rows: u64, input: Input) -> [u64; 4] {
     let schema = Arc::new(Schema::new(vec![
         Field::new("k", ArrowType::Int64, false),
         Field::new(
@@ -105,16 +120,32 @@ async fn soak(rows: u64) -> [u64; 3] {
         ),
     ]));
     let made = Arc::new(AtomicU64::new(0));
-    let ticks = Ticks {
-        schema: schema.clone(),
-        rows,
-        made: made.clone(),
-    };
-    let table = StreamingTable::try_new(schema, vec![Arc::new(ticks)])
-        .unwrap()
-        .with_infinite_table(true);
     let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
-    session.register_table("ticks", Arc::new(table)).unwrap();
+    let mut producer = None;
+    match input {
+        Input::Generated => {
+            let generated = Ticks {
+                schema: schema.clone(),
+                rows,
+                made: made.clone(),
+            };
+            let table = StreamingTable::try_new(schema, vec![Arc::new(generated)])
+                .unwrap()
+                .with_infinite_table(true);
+            session.register_table("ticks", Arc::new(table)).unwrap();
+        }
+        Input::Fed => {
+            let feed = session.register_feed("ticks", schema.clone()).unwrap();
+            let made = made.clone();
+            producer = Some(tokio::spawn(async move {
+                for start in (0..rows).step_by(BATCH as usize) {
+                    let end = (start + BATCH).min(rows);
+                    feed.send(ticks(&schema, start, end)).await.unwrap();
+                    made.store(end, Ordering::Relaxed);
+                }
+            }));
+        }
+    }
     session.declare_watermark("ticks", "ts", Duration::ZERO);
     session.register(Watchdog).unwrap();
     let mut output = session
@@ -124,23 +155,20 @@ async fn soak(rows: u64) -> [u64; 3] {
         .execute_stream()
         .await
         .unwrap();
-    let mut samples = [0; 3];
-    let marks = [rows / 10, rows / 2];
-    let mut next_mark = 0;
-    let mut emitted = Vec::new();
-    // The output is empty until the end (every timer fires then), so the input is sampled
-    // while the stream is polled: each poll reads one more input batch.
+    // Sampled while the input is made or sent (the output is empty until the end, when
+    // every timer fires): at 10 %, 50 % and 100 % of it, then once the output has ended.
+    let marks = [rows / 10, rows / 2, rows];
     let sampler = tokio::spawn({
         let made = made.clone();
         async move {
-            let mut samples = [0; 2];
+            let mut samples = [0; 3];
             let mut next = 0;
             for _ in 0..600_000 {
-                if next < 2 && made.load(Ordering::Relaxed) >= marks[next] {
+                while next < 3 && made.load(Ordering::Relaxed) >= marks[next] {
                     samples[next] = resident_bytes();
                     next += 1;
                 }
-                if next == 2 {
+                if next == 3 {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(1)).await;
@@ -148,20 +176,17 @@ async fn soak(rows: u64) -> [u64; 3] {
             samples
         }
     });
+    let mut rows_out = 0;
     while let Some(batch) = output.next().await {
-        let batch = batch.unwrap();
-        let counts = batch.column(batch.num_columns() - 2).clone();
-        emitted.push(counts);
-        next_mark += 1;
+        rows_out += batch.unwrap().num_rows();
     }
-    let _ = next_mark;
-    samples[2] = resident_bytes();
-    let [ten, half] = sampler.await.unwrap();
-    samples[0] = ten;
-    samples[1] = half;
-    let rows_out: usize = emitted.iter().map(|c| c.len()).sum();
+    let after = resident_bytes();
+    if let Some(producer) = producer {
+        producer.await.unwrap();
+    }
+    let [ten, half, all] = sampler.await.unwrap();
     assert_eq!(rows_out, KEYS as usize, "one timeout per key at the end");
-    samples
+    [ten, half, all, after]
 }
 
 fn soak_rows() -> u64 {
@@ -171,20 +196,19 @@ fn soak_rows() -> u64 {
         .unwrap_or(3_000_000)
 }
 
-#[test]
-fn a_long_run_with_timers_and_four_keys_keeps_memory_flat() {
-    if std::env::var_os("UDF_SOAK_CHILD").is_some() {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let [ten, half, end] = runtime.block_on(soak(soak_rows()));
-        println!("soak rss_10={ten} rss_50={half} rss_100={end}");
-        return;
-    }
+fn child(name: &str, input: Input) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let [ten, half, all, after] = runtime.block_on(soak(soak_rows(), input));
+    println!(
+        "soak {name} rows={} rss_10={ten} rss_50={half} rss_100={all} rss_after={after}",
+        soak_rows()
+    );
+}
+
+/// Runs test `name` in a child process and checks the resident memory it reports is flat.
+fn in_child(name: &str) {
     let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "ptf::soak::a_long_run_with_timers_and_four_keys_keeps_memory_flat",
-            "--nocapture",
-        ])
+        .args(["--exact", &format!("ptf::soak::{name}"), "--nocapture"])
         .env("UDF_SOAK_CHILD", "1")
         .output()
         .unwrap();
@@ -205,8 +229,28 @@ fn a_long_run_with_timers_and_four_keys_keeps_memory_flat() {
             .and_then(|v| v.parse().ok())
             .expect(name)
     };
-    let (ten, end) = (figure("rss_10"), figure("rss_100"));
-    // Flat: from 10 % to the end of the input, resident memory grows by less than 16 MiB
-    // (about 5 bytes per row here; growth with the input was about 25 bytes per row).
-    assert!(end < ten + (16 << 20), "{line}");
+    let ten = figure("rss_10");
+    let peak = ["rss_50", "rss_100", "rss_after"]
+        .map(figure)
+        .into_iter()
+        .max();
+    // Flat: from 10 % of the input on, resident memory grows by less than 16 MiB (about 5
+    // bytes per row of the default run; the input alone is 16 bytes per row).
+    assert!(peak.unwrap() < ten + (16 << 20), "{line}");
+}
+
+#[test]
+fn a_long_run_with_timers_and_four_keys_keeps_memory_flat() {
+    if std::env::var_os("UDF_SOAK_CHILD").is_some() {
+        return child("generated", Input::Generated);
+    }
+    in_child("a_long_run_with_timers_and_four_keys_keeps_memory_flat");
+}
+
+#[test]
+fn a_producer_faster_than_its_query_is_held_back_by_the_feed() {
+    if std::env::var_os("UDF_SOAK_CHILD").is_some() {
+        return child("fed", Input::Fed);
+    }
+    in_child("a_producer_faster_than_its_query_is_held_back_by_the_feed");
 }

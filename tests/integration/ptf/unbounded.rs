@@ -69,11 +69,13 @@ async fn timer_output_arrives_before_the_input_ends() {
         vec![Arc::new(Int64Array::from(vec![1]))],
     )
     .unwrap();
-    let refused = feed.send(wrong).unwrap_err().to_string();
+    let refused = feed.send(wrong).await.unwrap_err().to_string();
     assert!(refused.contains("are not the fed table's"), "{refused}");
     feed.send(batch(&schema, vec!["a".into()], vec![0]))
+        .await
         .unwrap();
     feed.send(batch(&schema, vec!["b".into()], vec![100_000]))
+        .await
         .unwrap();
     // a's timeout (60 s) fires when b's row moves the watermark to 100 s: its row comes out
     // while the input is still open.
