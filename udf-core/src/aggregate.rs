@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Error;
+use crate::describe::with_accumulator;
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::types::DataType;
@@ -242,7 +243,10 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
             }
             let other: T::Acc = postcard::from_bytes(states.value(row))
                 .map_err(|e| Error::msg(format!("a partial accumulator cannot be decoded: {e}")))?;
-            self.logic.merge(&mut self.accs[*group], &other)?;
+            let acc = &mut self.accs[*group];
+            self.logic
+                .merge(acc, &other)
+                .map_err(|error| with_accumulator(error, acc))?;
         }
         Ok(())
     }
@@ -256,15 +260,31 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
 
     fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
         let accs = self.take(emit);
-        let result = self.logic.evaluate(&accs, &self.output)?;
+        let result = match self.logic.evaluate(&accs, &self.output) {
+            Ok(result) => result,
+            Err(error) => {
+                // Found again one by one (only on failure), to show the accumulator.
+                let failing = accs.iter().find(|acc| {
+                    self.logic
+                        .evaluate(std::slice::from_ref(*acc), &self.output)
+                        .is_err()
+                });
+                return Err(match failing {
+                    Some(acc) => with_accumulator(error, acc),
+                    None => error,
+                });
+            }
+        };
         self.recycle(emit, accs)?;
         Ok(result)
     }
 
     fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, Error> {
         self.grow(group + 1);
+        let acc = &self.accs[group];
         self.logic
-            .evaluate(std::slice::from_ref(&self.accs[group]), &self.output)
+            .evaluate(std::slice::from_ref(acc), &self.output)
+            .map_err(|error| with_accumulator(error, acc))
     }
 
     fn state_group(&mut self, group: usize) -> Result<ArrayRef, Error> {

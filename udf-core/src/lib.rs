@@ -26,6 +26,7 @@ mod asynchronous;
 mod collector;
 mod context;
 mod decimal;
+mod describe;
 mod error;
 mod function;
 mod kernel;

@@ -12,6 +12,7 @@ use crate::Error;
 use crate::aggregate::AggregateBatch;
 use crate::collector::{Collector, Emitted, RetractableCollector, RowKind};
 use crate::convert::ResultValue;
+use crate::describe::with_accumulator;
 use crate::spec::FunctionSpec;
 use crate::types::DataType;
 
@@ -158,18 +159,21 @@ where
 
     fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), Error> {
         self.acc(group);
-        let result = self.logic.emit_value(
-            &self.accs[group],
-            &mut self.emitted.collector_of_kind(group, kind),
-        );
+        let acc = &self.accs[group];
+        let result = self
+            .logic
+            .emit_value(acc, &mut self.emitted.collector_of_kind(group, kind))
+            .map_err(|error| with_accumulator(error, acc));
         self.emitted_ok(result)
     }
 
     fn emit_update_with_retract(&mut self, group: usize) -> Result<(), Error> {
         self.acc(group);
+        let acc = &self.accs[group];
         let result = self
             .logic
-            .emit_update_with_retract(&self.accs[group], &mut self.emitted.retractable(group));
+            .emit_update_with_retract(acc, &mut self.emitted.retractable(group))
+            .map_err(|error| with_accumulator(error, acc));
         self.emitted_ok(result)
     }
 
@@ -182,7 +186,10 @@ where
         let other: T::Acc = postcard::from_bytes(state)
             .map_err(|e| Error::msg(format!("a partial accumulator cannot be decoded: {e}")))?;
         self.acc(group);
-        self.logic.merge(&mut self.accs[group], &other)
+        let acc = &mut self.accs[group];
+        self.logic
+            .merge(acc, &other)
+            .map_err(|error| with_accumulator(error, acc))
     }
 
     fn take_emitted(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error> {

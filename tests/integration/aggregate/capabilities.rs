@@ -126,3 +126,52 @@ async fn errors_and_panics_name_the_function_and_row() {
         "{message}"
     );
 }
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Tally {
+    sum: i64,
+    rows: i64,
+}
+
+/// A mean that refuses to divide by nothing: a group whose values are all NULL fails in
+/// `get_value`.
+#[derive(Clone, Default)]
+struct StrictMean;
+
+#[aggregate_function]
+impl StrictMean {
+    fn accumulate(acc: &mut Tally, value: Option<i64>) {
+        if let Some(value) = value {
+            acc.sum += value;
+            acc.rows += 1;
+        }
+    }
+
+    fn get_value(acc: &Tally) -> Result<i64> {
+        if acc.rows == 0 {
+            bail!("no rows to average");
+        }
+        Ok(acc.sum / acc.rows)
+    }
+}
+
+#[tokio::test]
+async fn a_failing_get_value_shows_the_accumulator() {
+    let session = session_with(
+        "t",
+        &[
+            column("k", "INT", [1, 1, 2].map(Value::Int).to_vec()),
+            column(
+                "v",
+                "BIGINT",
+                vec![Value::BigInt(4), Value::BigInt(6), Value::Null],
+            ),
+        ],
+    );
+    session.register(StrictMean).unwrap();
+    let message = error(&session, "SELECT k, strictmean(v) FROM t GROUP BY k").await;
+    assert!(
+        message.contains("aggregate function `strictmean` failed in get_value: no rows to average (accumulator: {sum: 0, rows: 0})"),
+        "{message}"
+    );
+}

@@ -367,7 +367,7 @@ impl Picky {
 }
 
 #[tokio::test]
-async fn emit_failures_name_the_group_key() {
+async fn emit_failures_name_the_group_key_and_the_accumulator() {
     let session = partitioned_session("MyTable", &my_table(), 1);
     session.register(Picky).unwrap();
     let message = crate::support::error(
@@ -376,7 +376,7 @@ async fn emit_failures_name_the_group_key() {
     )
     .await;
     assert!(
-        message.contains("table aggregate function `picky` failed in emit_value: five is too large (group key: 1)"),
+        message.contains("table aggregate function `picky` failed in emit_value: five is too large (accumulator: {value: Some(5)}) (group key: 1)"),
         "{message}"
     );
     let message = crate::support::error(
