@@ -1,7 +1,8 @@
 //! A panic in a user function fails its query with the panic's message; it is reported once,
 //! there. The process's panic hook is wrapped (the first time a user function is called) so
 //! that it stays quiet for panics inside user calls — no backtrace per failed row — and still
-//! sees every other panic as before.
+//! sees every other panic as before. A hook the application sets after that replaces this one
+//! (std keeps one hook), and then sees user panics too.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
