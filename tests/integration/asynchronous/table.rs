@@ -147,3 +147,62 @@ async fn a_failed_call_names_the_function_the_row_and_the_arguments() {
         "{message}"
     );
 }
+
+static REPEATS_CALLED: AtomicUsize = AtomicUsize::new(0);
+
+/// Copies of `n`: none for multiples of three, else 10 to 16.
+#[async_table_function]
+async fn repeats(n: i64) -> Vec<i64> {
+    REPEATS_CALLED.fetch_add(1, Ordering::SeqCst);
+    vec![n; copies(n)]
+}
+
+fn copies(n: i64) -> usize {
+    if n % 3 == 0 { 0 } else { 10 + (n % 7) as usize }
+}
+
+/// One input batch of 5,000 rows: calls are made a stretch of the batch at a time, so the
+/// first output comes before most calls ran, and the joined rows keep the input order across
+/// stretches (also for a LEFT join, whose empty rows fall on every stretch).
+#[tokio::test]
+async fn a_large_batch_is_called_in_stretches_in_order() {
+    use futures::StreamExt;
+    let n = 5000_i64;
+    // One partition: nothing reads ahead of the consumer.
+    let session = Session::with_config(
+        udf_runtime::datafusion::prelude::SessionConfig::new().with_target_partitions(1),
+    );
+    let numbers =
+        crate::support::batch(&[column("n", "BIGINT", (0..n).map(Value::BigInt).collect())]);
+    session.register_batch("numbers", numbers).unwrap();
+    session.register(repeats).unwrap();
+    let mut output = session
+        .sql("SELECT n, f0 FROM numbers, LATERAL TABLE(repeats(n))")
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    output.next().await.unwrap().unwrap();
+    // The first stretch (1,024 rows) emits more than a batch.
+    let called = REPEATS_CALLED.load(Ordering::SeqCst);
+    assert!(called <= 1024, "{called} calls before the first batch");
+    drop(output);
+
+    for (join, on) in [(",", ""), ("LEFT JOIN", " ON TRUE")] {
+        let got = rows(
+            &session,
+            &format!("SELECT n, f0 FROM numbers {join} LATERAL TABLE(repeats(n)){on}"),
+        )
+        .await;
+        let mut expected = Vec::new();
+        for i in 0..n {
+            let copies = copies(i);
+            if copies == 0 && !on.is_empty() {
+                expected.push(vec![Value::BigInt(i), Value::Null]);
+            }
+            expected.extend((0..copies).map(|_| vec![Value::BigInt(i), Value::BigInt(i)]));
+        }
+        assert_eq!(got, expected, "{join}");
+    }
+}

@@ -73,8 +73,8 @@ impl Correlate {
     }
 
     /// Calls the function for the pending batch's rows until a chunk of output is ready (a
-    /// sync function pauses there, so one input batch's output is never held all at once)
-    /// or the batch is done, and joins the rows to what they emitted.
+    /// sync function pauses there) or a stretch of the batch is done (an async one), so one
+    /// input batch's output is never held all at once; joins the rows to what they emitted.
     pub(super) async fn step(&mut self) -> Result<()> {
         let Some(mut pending) = self.pending.take() else {
             return Ok(());
@@ -87,6 +87,7 @@ impl Correlate {
             row_is_struct: self.call.row_is_struct(),
             schema: &self.schema,
             next_row: pending.next_row,
+            offset: 0,
             joined: Vec::new(),
         };
         let (name, spec, signature) = (
@@ -94,8 +95,8 @@ impl Correlate {
             &self.call.call.spec,
             self.call.signature,
         );
-        let mut paused_at = None;
-        match self.instance.callable() {
+        // Where the next call starts, when the batch is not done.
+        let paused_at = match self.instance.callable() {
             Callable::Sync(function) => {
                 let mut call = TableCall {
                     signature,
@@ -110,7 +111,7 @@ impl Correlate {
                 };
                 let outcome = udf_core::catch_user_panic(|| function.invoke(&mut call));
                 let row = call.row;
-                paused_at = call.paused_at;
+                let paused_at = call.paused_at;
                 let message = match outcome {
                     Ok(Ok(())) => None,
                     Ok(Err(error)) => Some(format!("failed: {error}")),
@@ -122,12 +123,27 @@ impl Correlate {
                         "table function `{name}` {message} (row {row} of the batch, arguments: {values})"
                     );
                 }
+                paused_at
             }
             Callable::Async(function) => {
+                // A call takes a stretch of the batch, so what it emits is bounded by the
+                // stretch, not the batch; the next stretch starts once this one's calls are
+                // all done (none is started twice). Long enough that the in-flight window
+                // rarely drains at a stretch's end.
+                let stretch = (8 * self.options.max_concurrent_operations).max(1024);
+                let (start, end) = (pending.start, (pending.start + stretch).min(rows));
+                let part: Vec<ArgColumn> = args
+                    .iter()
+                    .map(|arg| match arg.is_scalar() {
+                        true => arg.clone(),
+                        false => ArgColumn::array(arg.array_ref().slice(start, end - start)),
+                    })
+                    .collect();
+                sink.offset = start;
                 let call = AsyncCall {
                     signature,
-                    args,
-                    rows,
+                    args: &part,
+                    rows: end - start,
                     output: &self.call.row_type,
                     options: self.options,
                 };
@@ -139,7 +155,8 @@ impl Correlate {
                 .await;
                 match outcome {
                     Ok(Ok(())) => {}
-                    Ok(Err(failure)) => {
+                    Ok(Err(mut failure)) => {
+                        failure.row = failure.row.map(|row| row + start);
                         let error = binding::async_failure(name, spec, signature, args, failure);
                         return Err(error);
                     }
@@ -147,8 +164,9 @@ impl Correlate {
                         return exec_err!("table function `{name}` panicked: {}", panic);
                     }
                 }
+                (end < rows).then_some(end)
             }
-        }
+        };
         if paused_at.is_none() {
             sink.finish()
                 .map_err(|e| DataFusionError::Execution(e.to_string()))?;
@@ -199,6 +217,8 @@ struct JoinSink<'a> {
     schema: &'a SchemaRef,
     /// The first input row not yet joined (LEFT joins).
     next_row: usize,
+    /// The batch row of the call's first row (an async call takes a stretch of the batch).
+    offset: usize,
     joined: Vec<RecordBatch>,
 }
 
@@ -253,13 +273,15 @@ impl RowSink for JoinSink<'_> {
         let function = self.function_columns(&rows);
         match self.join {
             LateralJoin::Inner => {
-                let input_rows = UInt32Array::from_iter_values(owners.iter().map(|o| o as u32));
+                let offset = self.offset;
+                let input_rows =
+                    UInt32Array::from_iter_values(owners.iter().map(|o| (o + offset) as u32));
                 self.assemble(&input_rows, function)
             }
             LateralJoin::Left => {
                 let mut input_rows = Vec::with_capacity(owners.len());
                 let mut emitted = Vec::with_capacity(owners.len());
-                for (index, owner) in owners.iter().enumerate() {
+                for (index, owner) in owners.iter().map(|o| o + self.offset).enumerate() {
                     // Rows skipped since the last owner emitted nothing.
                     while self.next_row < owner {
                         input_rows.push(self.next_row as u32);
