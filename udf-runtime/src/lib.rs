@@ -20,7 +20,9 @@ mod streaming;
 mod layout_tests;
 
 pub use ops::lateral::{JoinLateral, TableFunctionCall};
-pub use ops::ptf::{PartitionedDataFrame, Process, ProcessTableCall};
+pub use ops::ptf::{
+    FiredTimer, PartitionedDataFrame, Process, ProcessTableCall, PtfHarness, PtfHarnessBuilder,
+};
 pub use ops::table_aggregate::{FlatAggregate, GroupedDataFrame, TableAggregateCall};
 pub use session::Session;
 pub use session::catalog::FunctionInfo;

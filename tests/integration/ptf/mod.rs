@@ -5,6 +5,7 @@ mod dataframe;
 mod errors;
 mod event_time;
 mod examples;
+mod harness;
 mod order_by;
 mod plans;
 mod processors;

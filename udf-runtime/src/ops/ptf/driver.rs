@@ -101,6 +101,8 @@ pub(super) struct Driver {
     slots: Vec<u32>,
     /// The watermark while each row of the latest batch was processed (reused).
     row_watermarks: Vec<Option<i64>>,
+    /// Every timer fired, with its key's values, when the test harness asks for them.
+    pub(super) timer_log: Option<Vec<(Vec<ArrayRef>, FiredTimer)>>,
 }
 
 impl Driver {
@@ -202,6 +204,7 @@ impl Driver {
             released: Vec::new(),
             slots: Vec::new(),
             row_watermarks: Vec::new(),
+            timer_log: None,
         })
     }
 
@@ -558,6 +561,11 @@ impl Driver {
         fired: &[FiredTimer],
     ) -> Result<()> {
         let (timer_prefix, timer_suffix) = self.timer_columns(fired)?;
+        if let Some(log) = &mut self.timer_log {
+            for timer in fired {
+                log.push((self.state.key_arrays(&[timer.key])?, timer.clone()));
+            }
+        }
         let origins = Origins {
             rows,
             fired: fired.len(),
@@ -705,7 +713,6 @@ impl Driver {
     }
 
     /// The output batches produced so far (complete or not).
-    #[cfg(test)]
     pub(super) fn take_output(&mut self) -> Result<Vec<RecordBatch>> {
         self.coalescer.finish_buffered_batch()?;
         let mut batches = Vec::new();
@@ -715,7 +722,6 @@ impl Driver {
         Ok(batches)
     }
 
-    #[cfg(test)]
     pub(super) fn state(&self) -> &KeyedState {
         &self.state
     }

@@ -108,9 +108,9 @@ fn routing(call: &PtfCall, keys: &[Arc<dyn PhysicalExpr>]) -> Routing {
     }
 }
 
-#[cfg(test)]
 impl PtfExec {
-    /// A processor of this exec reading `sources` input partitions, fed by the test itself.
+    /// A processor of this exec reading `sources` input partitions, fed by the caller (the
+    /// test harness, driver tests).
     pub(super) fn driver(&self, context: &TaskContext, sources: usize) -> Result<Driver> {
         Driver::new(
             &self.call,

@@ -2,7 +2,8 @@
 //! (`dataframe.rs`), the resolved call (`call.rs`), the logical node (`node.rs`) and the exec
 //! (`exec.rs`): one virtual processor per output partition (`driver.rs`), rows routed to them
 //! by a hash of the PARTITION BY keys with their watermarks (`router.rs`, `gate.rs`), output
-//! rows assembled from their origins (`output.rs`).
+//! rows assembled from their origins (`output.rs`); a harness driving one processor from a
+//! plain test (`harness.rs`).
 
 pub mod binding;
 pub mod call;
@@ -12,10 +13,12 @@ mod driver;
 mod driver_tests;
 pub mod exec;
 mod gate;
+mod harness;
 mod instance;
 pub mod node;
 mod output;
 mod router;
 
 pub use dataframe::{PartitionedDataFrame, Process, ProcessTableCall};
+pub use harness::{FiredTimer, PtfHarness, PtfHarnessBuilder};
 pub use node::PtfNode;
