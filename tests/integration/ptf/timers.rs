@@ -218,6 +218,41 @@ async fn timer_function_reports_second_events_and_timeouts() {
     );
 }
 
+/// The DataFrame form names the time column with `on_time`, as the SQL call's DESCRIPTOR.
+#[tokio::test]
+async fn the_dataframe_form_takes_on_time() {
+    use udf_runtime::prelude::*;
+    let session = session(&[
+        ("a", "first", 0),
+        ("b", "first", 10_000),
+        ("a", "second", 30_000),
+        ("c", "first", 100_000),
+    ]);
+    session.register(TimerFunction).unwrap();
+    let df = session
+        .table("events")
+        .await
+        .unwrap()
+        .partition_by(vec![col("k")])
+        .process(
+            session
+                .process_table("TimerFunction", [])
+                .unwrap()
+                .on_time("ts"),
+        )
+        .unwrap();
+    let from_sql = rows(
+        &session,
+        "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(from_sql.len(), 3);
+    assert_eq!(
+        crate::support::batches_to_rows(&df.collect().await.unwrap()),
+        from_sql
+    );
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Fragile;
 

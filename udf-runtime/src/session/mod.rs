@@ -459,6 +459,7 @@ fn process_table_call(
             positional: args.into_iter().collect(),
             named: Vec::new(),
             uid: None,
+            on_time: None,
         }),
         _ => plan_err!(
             "`{name}` is a {} function, not a process table function",

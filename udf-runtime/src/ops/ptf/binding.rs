@@ -227,6 +227,7 @@ impl PtfArguments<'_> {
         positional: Vec<Expr>,
         named: Vec<(String, Expr)>,
         uid: Option<String>,
+        on_time: Option<String>,
     ) -> Result<LogicalPlan> {
         let name = self.name;
         let signature = &self.spec.signatures[0];
@@ -283,7 +284,7 @@ impl PtfArguments<'_> {
                 "`{name}` takes no table argument: call it in SQL, as `SELECT * FROM {name}(...)`"
             );
         }
-        let (event_time, on_time) = self.event_time(None, table.as_ref(), Some(&input))?;
+        let (event_time, on_time) = self.event_time(on_time, table.as_ref(), Some(&input))?;
         self.build(Some(input), table, scalars, uid, event_time, on_time)
     }
 

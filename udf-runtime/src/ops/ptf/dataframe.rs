@@ -10,7 +10,7 @@ use datafusion::prelude::DataFrame;
 use crate::streaming::event_time::Watermarks;
 
 /// A call of a process table function for [`Process::process`]: its scalar arguments, by
-/// position or by name, and an optional `uid`.
+/// position or by name, an optional `uid` and an optional `on_time` column.
 #[derive(Clone)]
 pub struct ProcessTableCall {
     pub(crate) name: String,
@@ -21,6 +21,7 @@ pub struct ProcessTableCall {
     pub(crate) positional: Vec<Expr>,
     pub(crate) named: Vec<(String, Expr)>,
     pub(crate) uid: Option<String>,
+    pub(crate) on_time: Option<String>,
 }
 
 impl std::fmt::Debug for ProcessTableCall {
@@ -43,6 +44,13 @@ impl ProcessTableCall {
     /// Names the call's state (Flink's `uid` argument).
     pub fn uid(mut self, uid: &str) -> Self {
         self.uid = Some(uid.to_owned());
+        self
+    }
+
+    /// The table's time column (Flink's `on_time => DESCRIPTOR(column)`): its watermark
+    /// drives the function's timers.
+    pub fn on_time(mut self, column: &str) -> Self {
+        self.on_time = Some(column.to_owned());
         self
     }
 }
@@ -92,7 +100,14 @@ impl PartitionedDataFrame {
             watermarks: &call.watermarks,
             metrics: &call.metrics,
         }
-        .bind_dataframe(plan, keys, call.positional, call.named, call.uid)?;
+        .bind_dataframe(
+            plan,
+            keys,
+            call.positional,
+            call.named,
+            call.uid,
+            call.on_time,
+        )?;
         Ok(DataFrame::new(state, plan))
     }
 }
