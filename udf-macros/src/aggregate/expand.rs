@@ -49,7 +49,7 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
                 },
                 quote! {
                     match signature {
-                        #(#indices => #names(self, accs, batch),)*
+                        #(#indices => #names(&self.0, accs, batch),)*
                         other => ::core::result::Result::Err(__udf::Error::msg(::std::format!(
                             "`{}` has no signature number {}", #sql_name, other
                         ))),
@@ -130,7 +130,11 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
 
             #retract_fns
 
-            impl __udf::AggregateLogic for #self_ty {
+            /// The function as the runtime calls it: a type of its own, so the accumulator
+            /// type may be private to the user's module.
+            struct UdfLogic(#self_ty);
+
+            impl __udf::AggregateLogic for UdfLogic {
                 type Acc = #acc;
 
                 fn spec(&self) -> __udf::FunctionSpec {
@@ -139,7 +143,7 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
 
                 fn accumulate(&self, signature: usize, accs: &mut [#acc], batch: &mut __udf::AggregateBatch<'_>) -> __udf::Result<(), __udf::Error> {
                     match signature {
-                        #(#indices => #accumulators(self, accs, batch),)*
+                        #(#indices => #accumulators(&self.0, accs, batch),)*
                         other => ::core::result::Result::Err(__udf::Error::msg(::std::format!(
                             "`{}` has no signature number {}", #sql_name, other
                         ))),
@@ -158,14 +162,14 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
 
                 #[allow(unused_variables)]
                 fn evaluate(&self, accs: &[#acc], output: &__udf::DataType) -> __udf::Result<__udf::ArrayRef, __udf::Error> {
-                    let this = self;
+                    let this = &self.0;
                     #evaluate
                 }
             }
 
             impl __udf::UserFunction for #self_ty {
                 fn into_function(self) -> __udf::Function {
-                    __udf::Function::Aggregate(::std::sync::Arc::new(self))
+                    __udf::Function::Aggregate(::std::sync::Arc::new(UdfLogic(self)))
                 }
             }
         };
@@ -179,11 +183,11 @@ pub fn receiver(receiver: Receiver) -> TokenStream {
     }
 }
 
-/// `let this = self;` for methods that take `&self`.
+/// `let this = &self.0;` for methods that take `&self` (the generated `UdfLogic` holds the function).
 pub fn bind_this(receiver: Receiver) -> TokenStream {
     match receiver {
         Receiver::None => quote!(),
-        Receiver::Ref => quote!(let this = self;),
+        Receiver::Ref => quote!(let this = &self.0;),
     }
 }
 

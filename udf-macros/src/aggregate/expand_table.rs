@@ -112,7 +112,11 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
                 }
             )*
 
-            impl __udf::TableAggregateLogic for #self_ty where #bound {
+            /// The function as the runtime calls it: a type of its own, so the accumulator
+            /// and row types may be private to the user's module.
+            struct UdfLogic(#self_ty);
+
+            impl __udf::TableAggregateLogic for UdfLogic where #bound {
                 type Acc = #acc;
                 type Row = #row;
 
@@ -128,7 +132,7 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
 
                 fn accumulate(&self, signature: usize, accs: &mut [#acc], batch: &mut __udf::AggregateBatch<'_>) -> __udf::Result<(), __udf::Error> {
                     match signature {
-                        #(#indices => #accumulators(self, accs, batch),)*
+                        #(#indices => #accumulators(&self.0, accs, batch),)*
                         other => ::core::result::Result::Err(__udf::Error::msg(::std::format!(
                             "`{}` has no signature number {}", #sql_name, other
                         ))),
@@ -152,7 +156,7 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
 
             impl __udf::UserFunction for #self_ty where #bound, #builder_bound {
                 fn into_function(self) -> __udf::Function {
-                    __udf::Function::TableAggregate(::std::sync::Arc::new(self))
+                    __udf::Function::TableAggregate(::std::sync::Arc::new(UdfLogic(self)))
                 }
             }
         };

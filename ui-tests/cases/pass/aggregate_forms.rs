@@ -85,14 +85,19 @@ impl Capped {
 }
 
 fn main() {
-    assert!(Capped { cap: 3 }.spec().capabilities.merge);
-    let spec = Spread { scale: 1 }.spec();
+    assert!(spec_of(Capped { cap: 3 }).capabilities.merge);
+    let spec = spec_of(Spread { scale: 1 });
     assert!(spec.capabilities.merge && !spec.capabilities.retract);
     assert_eq!(
         spec.signature_lines("spread"),
         ["spread(value BIGINT NOT NULL) -> DECIMAL(20, 0)", "spread(value STRING NOT NULL) -> DECIMAL(20, 0)"]
     );
-    let spec = Count.spec();
+    let spec = spec_of(Count);
     assert!(spec.capabilities.retract && !spec.capabilities.merge);
     assert_eq!(spec.signature_lines("count"), ["count(_value ANY NOT NULL) -> BIGINT NOT NULL"]);
+}
+
+/// The spec the function registers with.
+fn spec_of(function: impl udf_core::UserFunction) -> udf_core::FunctionSpec {
+    function.into_function().spec()
 }

@@ -63,10 +63,20 @@ impl Pairs {
 }
 
 fn main() {
-    let spec = Distinct { limit: 3 }.spec();
+    let spec = spec_of(Distinct { limit: 3 });
     assert!(spec.capabilities.merge);
     assert_eq!(spec.signature_lines("d"), ["d(value BIGINT NOT NULL) -> BIGINT NOT NULL"]);
-    let emits = Distinct { limit: 3 }.emits();
+    let udf_core::Function::TableAggregate(distinct) =
+        udf_core::UserFunction::into_function(Distinct { limit: 3 })
+    else {
+        unreachable!("a table aggregate")
+    };
+    let emits = distinct.emits();
     assert!(emits.value && emits.update_with_retract);
-    assert_eq!(Pairs.spec().signature_lines("p"), ["p(value BIGINT NOT NULL) -> ROW<a BIGINT, b BIGINT> NOT NULL"]);
+    assert_eq!(spec_of(Pairs).signature_lines("p"), ["p(value BIGINT NOT NULL) -> ROW<a BIGINT, b BIGINT> NOT NULL"]);
+}
+
+/// The spec the function registers with.
+fn spec_of(function: impl udf_core::UserFunction) -> udf_core::FunctionSpec {
+    function.into_function().spec()
 }
