@@ -189,14 +189,17 @@ async fn timers_fire_while_input_still_arrives_with_several_processors() {
     assert!(fired[0].contains("under Some("), "{fired:?}");
 }
 
+/// a's second event within 60 s; b's and c's first only.
+const TIMER_EVENTS: &[(&str, &str, i64)] = &[
+    ("a", "first", 0),
+    ("b", "first", 10_000),
+    ("a", "second", 30_000),
+    ("c", "first", 100_000),
+];
+
 #[tokio::test]
 async fn timer_function_reports_second_events_and_timeouts() {
-    let session = session(&[
-        ("a", "first", 0),
-        ("b", "first", 10_000),
-        ("a", "second", 30_000),
-        ("c", "first", 100_000),
-    ]);
+    let session = session(TIMER_EVENTS);
     session.register(TimerFunction).unwrap();
     let out: Vec<Value> = rows(
         &session,
@@ -222,12 +225,7 @@ async fn timer_function_reports_second_events_and_timeouts() {
 #[tokio::test]
 async fn the_dataframe_form_takes_on_time() {
     use udf_runtime::prelude::*;
-    let session = session(&[
-        ("a", "first", 0),
-        ("b", "first", 10_000),
-        ("a", "second", 30_000),
-        ("c", "first", 100_000),
-    ]);
+    let session = session(TIMER_EVENTS);
     session.register(TimerFunction).unwrap();
     let df = session
         .table("events")

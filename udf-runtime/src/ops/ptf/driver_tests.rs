@@ -11,7 +11,6 @@ use std::time::Duration;
 use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, ScalarValue};
 use datafusion::datasource::MemTable;
 use datafusion::physical_plan::ExecutionPlan;
@@ -109,16 +108,8 @@ async fn exec_of(
         .create_physical_plan()
         .await
         .expect("a physical plan");
-    let mut found = None;
-    plan.apply(|node| {
-        if (node.as_ref() as &dyn Any).is::<PtfExec>() {
-            found = Some(node.clone());
-            return Ok(TreeNodeRecursion::Stop);
-        }
-        Ok(TreeNodeRecursion::Continue)
-    })
-    .expect("visited");
-    (session, found.expect("the plan calls a PTF"))
+    let found = PtfExec::find(&plan).expect("the plan calls a PTF");
+    (session, found)
 }
 
 fn driver(session: &Session, exec: &Arc<dyn ExecutionPlan>, sources: usize) -> Driver {

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
@@ -109,6 +109,19 @@ fn routing(call: &PtfCall, keys: &[Arc<dyn PhysicalExpr>]) -> Routing {
 }
 
 impl PtfExec {
+    /// The first PTF exec in `plan`.
+    pub(super) fn find(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
+        let mut found = None;
+        let _ = plan.apply(|node| {
+            if (node.as_ref() as &dyn std::any::Any).is::<PtfExec>() {
+                found = Some(node.clone());
+                return Ok(TreeNodeRecursion::Stop);
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        found
+    }
+
     /// A processor of this exec reading `sources` input partitions, fed by the caller (the
     /// test harness, driver tests).
     pub(super) fn driver(&self, context: &TaskContext, sources: usize) -> Result<Driver> {

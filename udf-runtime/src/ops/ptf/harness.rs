@@ -27,7 +27,6 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
     DataType as ArrowType, SchemaRef, TimeUnit, TimestampMillisecondType,
 };
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionConfig;
@@ -119,15 +118,7 @@ impl PtfHarnessBuilder {
             args.join(", ")
         );
         let plan = session.sql(&sql).await?.create_physical_plan().await?;
-        let mut found = None;
-        plan.apply(|node| {
-            if (node.as_ref() as &dyn Any).is::<PtfExec>() {
-                found = Some(node.clone());
-                return Ok(TreeNodeRecursion::Stop);
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })?;
-        let Some(exec) = found else {
+        let Some(exec) = PtfExec::find(&plan) else {
             return plan_err!("`{}` is not a process table function", self.function);
         };
         let exec = (exec.as_ref() as &dyn Any)
