@@ -256,38 +256,27 @@ impl ser::SerializeSeq for Items<'_> {
     }
 }
 
-impl ser::SerializeTuple for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Items::end(self)
-    }
+/// Tuples write like sequences, in parentheses (the serializer chose the closing one).
+macro_rules! like_a_sequence {
+    ($($serialize:ident :: $method:ident),*) => {$(
+        impl ser::$serialize for Items<'_> {
+            type Ok = ();
+            type Error = Stop;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
+                ser::SerializeSeq::serialize_element(self, value)
+            }
+            fn end(self) -> Result<(), Stop> {
+                Items::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTupleStruct for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Items::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Items::end(self)
-    }
-}
+like_a_sequence!(
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Items<'_> {
     type Ok = ();

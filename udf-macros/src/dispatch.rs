@@ -271,9 +271,7 @@ pub fn bounds<'a>(
 ) -> TokenStream {
     let mut bounds = Vec::new();
     for eval in evals {
-        for param in eval.all_params() {
-            bounds.push(for_all(&param.ty, quote!(__udf::ArgValue<'__udf_a>)));
-        }
+        bounds.extend(param_bounds(eval));
         match (&eval.buffer, &eval.output) {
             (None, Some(ret)) if checked_returns => {
                 bounds.push(for_all(ret, quote!(__udf::FunctionReturn)));
@@ -286,6 +284,12 @@ pub fn bounds<'a>(
         }
     }
     quote!(where #(#bounds,)*)
+}
+
+/// The for-all bounds of `eval`'s parameter types (see [`bounds`]).
+pub fn param_bounds(eval: &EvalMethod) -> impl Iterator<Item = TokenStream> + '_ {
+    eval.all_params()
+        .map(|param| for_all(&param.ty, quote!(__udf::ArgValue<'__udf_a>)))
 }
 
 /// `for<'__udf_a> ty: bound`, at `ty`, its lifetimes made `'__udf_a` (which `bound` may

@@ -48,14 +48,19 @@ fn key(k: &str) -> Vec<ScalarValue> {
     vec![ScalarValue::from(k)]
 }
 
-#[tokio::test]
-async fn the_timer_function_step_by_step() {
-    let mut harness = PtfHarness::builder(TimerFunction, schema())
+/// The seed's TimerFunction, partitioned by `k`, on time `ts`.
+async fn timer_function() -> PtfHarness {
+    PtfHarness::builder(TimerFunction, schema())
         .partition_by(["k"])
         .on_time("ts")
         .build()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_timer_function_step_by_step() {
+    let mut harness = timer_function().await;
 
     // a's and b's first events: remembered, each with a timeout 60 s later.
     harness.push(rows(&[("a", 1_000), ("b", 10_000)])).unwrap();
@@ -119,12 +124,7 @@ async fn the_timer_function_step_by_step() {
 
 #[tokio::test]
 async fn misuse_is_an_error() {
-    let mut harness = PtfHarness::builder(TimerFunction, schema())
-        .partition_by(["k"])
-        .on_time("ts")
-        .build()
-        .await
-        .unwrap();
+    let mut harness = timer_function().await;
     harness.advance_watermark(10).unwrap();
     let back = harness.advance_watermark(5).unwrap_err().to_string();
     assert!(back.contains("the watermark moves forward only"), "{back}");

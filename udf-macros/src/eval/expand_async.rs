@@ -147,10 +147,7 @@ pub fn expand(def: &EvalDef) -> TokenStream {
 /// use. (The batch future stays `Send` under them because readers and builders are
 /// `Send` by their traits' bounds.)
 fn bounds(eval: &EvalMethod, table: bool) -> Vec<TokenStream> {
-    let mut bounds: Vec<_> = eval
-        .all_params()
-        .map(|param| dispatch::for_all(&param.ty, quote!(__udf::ArgValue<'__udf_a>)))
-        .collect();
+    let mut bounds: Vec<_> = dispatch::param_bounds(eval).collect();
     if let Some(ret) = &eval.output {
         if table {
             bounds.push(dispatch::for_all(ret, quote!(__udf::AsyncRows)));

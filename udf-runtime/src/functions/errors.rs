@@ -4,6 +4,14 @@ use udf_core::arrow::datatypes::DataType as ArrowType;
 use udf_core::arrow::util::display::{ArrayFormatter, FormatOptions};
 use udf_core::{ArgColumn, FunctionSpec};
 
+/// Value `index` of `array` as error messages show it (`NULL` for a null; `None` if the
+/// type cannot be shown or the index is out of range).
+pub fn display_value(array: &dyn udf_core::arrow::array::Array, index: usize) -> Option<String> {
+    let options = FormatOptions::default().with_null("NULL");
+    let formatter = ArrayFormatter::try_new(array, &options).ok()?;
+    (index < array.len()).then(|| formatter.value(index).to_string())
+}
+
 /// `name => value, ...` for row `row` of a call of signature `signature`.
 pub fn describe_row(
     spec: &FunctionSpec,
@@ -12,7 +20,6 @@ pub fn describe_row(
     row: usize,
 ) -> String {
     let signature = &spec.signatures[signature];
-    let options = FormatOptions::default().with_null("NULL");
     let mut parts = Vec::with_capacity(args.len());
     for (i, column) in args.iter().enumerate() {
         let name = signature
@@ -22,16 +29,15 @@ pub fn describe_row(
             .map_or("?", |a| a.name.as_str());
         let array = column.values();
         let index = row & column.index_mask();
-        let value = match ArrayFormatter::try_new(array, &options) {
-            Ok(formatter) if index < array.len() => {
-                let text = formatter.value(index).to_string();
+        let value = match display_value(array, index) {
+            Some(text) => {
                 let quoted = matches!(
                     array.data_type(),
                     ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
                 ) && !array.is_null(index);
                 if quoted { format!("'{text}'") } else { text }
             }
-            _ => "?".to_owned(),
+            None => "?".to_owned(),
         };
         parts.push(format!("{name} => {value}"));
     }

@@ -83,10 +83,7 @@ impl<T: Clone + PartialEq> ValueStore<T> {
     #[inline]
     pub fn finish(&mut self, key: usize, now: i64) -> bool {
         if self.values[key] == self.initial {
-            if self.present[key] {
-                self.present[key] = false;
-                self.live -= 1;
-            }
+            self.mark_absent(key);
             return true;
         }
         if !self.present[key] {
@@ -113,11 +110,16 @@ impl<T: Clone + PartialEq> ValueStore<T> {
     }
 
     fn remove(&mut self, key: usize) {
+        self.mark_absent(key);
+        self.values[key] = self.initial.clone();
+    }
+
+    /// The slot holds no entry (its value is, or is about to be, the initial one).
+    fn mark_absent(&mut self, key: usize) {
         if self.present[key] {
             self.present[key] = false;
             self.live -= 1;
         }
-        self.values[key] = self.initial.clone();
     }
 
     pub fn clear(&mut self, key: usize) {

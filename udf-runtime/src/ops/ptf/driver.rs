@@ -25,6 +25,7 @@ use super::call::PtfCall;
 use super::instance::Instance;
 use super::output::{CallOutput, Origins};
 use super::router::{Inbox, Routed};
+use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
 
@@ -503,21 +504,19 @@ impl Driver {
 
     /// `, key k => a` for key slot `slot` (nothing without PARTITION BY).
     fn describe_key(&self, slot: u32) -> String {
-        use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
         let Ok(columns) = self.state.key_arrays(&[slot]) else {
             return String::new();
         };
-        let options = FormatOptions::default().with_null("NULL");
         let parts: Vec<String> = columns
             .iter()
             .zip(&self.keys)
             .filter_map(|(column, expr)| {
-                let formatter = ArrayFormatter::try_new(column.as_ref(), &options).ok()?;
+                let value = display_value(column.as_ref(), 0)?;
                 let name = expr
                     .as_ref()
                     .downcast_ref::<datafusion::physical_expr::expressions::Column>()
                     .map_or_else(|| expr.to_string(), |c| c.name().to_owned());
-                Some(format!("{name} => {}", formatter.value(0)))
+                Some(format!("{name} => {value}"))
             })
             .collect();
         if parts.is_empty() {
@@ -777,15 +776,8 @@ fn failure(outcome: Result<udf_core::Result<()>, udf_core::Panic>, place: &str) 
 
 /// `, input: (a, 1)` for the row being processed.
 fn describe_input_row(table: Option<&ArgColumn>, row: usize) -> String {
-    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
-    let Some(table) = table else {
-        return String::new();
-    };
-    let options = FormatOptions::default().with_null("NULL");
-    match ArrayFormatter::try_new(table.values(), &options) {
-        Ok(formatter) if row < table.values().len() => {
-            format!(", input row: {}", formatter.value(row))
-        }
-        _ => String::new(),
-    }
+    table
+        .and_then(|table| display_value(table.values(), row))
+        .map(|value| format!(", input row: {value}"))
+        .unwrap_or_default()
 }

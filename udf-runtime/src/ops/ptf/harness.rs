@@ -22,11 +22,8 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{
-    DataType as ArrowType, SchemaRef, TimeUnit, TimestampMillisecondType,
-};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionConfig;
@@ -35,7 +32,7 @@ use udf_core::{UserFunction, Value};
 
 use super::driver::Driver;
 use super::exec::PtfExec;
-use super::router::Routed;
+use super::router::{Routed, time_millis};
 use crate::Session;
 
 /// The name the harness gives the function's input table.
@@ -97,7 +94,7 @@ impl PtfHarnessBuilder {
         let time = match &self.on_time {
             Some(column) => {
                 session.declare_watermark(INPUT, column, std::time::Duration::ZERO);
-                Some(self.schema.index_of(column)?)
+                Some((self.schema.index_of(column)?, column.clone()))
             }
             None => None,
         };
@@ -144,8 +141,8 @@ pub struct PtfHarness {
     _session: Session,
     driver: Driver,
     schema: SchemaRef,
-    /// The input column of `on_time`.
-    time: Option<usize>,
+    /// The input column of `on_time`, and its name.
+    time: Option<(usize, String)>,
     watermark: Option<i64>,
     now: i64,
     ended: bool,
@@ -157,7 +154,7 @@ impl PtfHarness {
         let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
         let function = function.into_function();
         let name = function.spec().name;
-        let registered = session.register_as(&name, FunctionOf(function));
+        let registered = session.register_as(&name, function);
         PtfHarnessBuilder {
             session,
             function: name,
@@ -182,8 +179,8 @@ impl PtfHarness {
             );
         }
         let rows = batch.num_rows();
-        let times = match self.time {
-            Some(column) => Some(millis(batch.column(column).as_ref())?),
+        let times = match &self.time {
+            Some((column, name)) => Some(time_millis(batch.column(*column).as_ref(), name)?),
             None => None,
         };
         let before = times.as_ref().map(|_| vec![self.watermark; rows]);
@@ -320,28 +317,6 @@ impl PtfHarness {
         }
         Ok(())
     }
-}
-
-/// A function already made, registered as it is.
-struct FunctionOf(udf_core::Function);
-
-impl UserFunction for FunctionOf {
-    fn into_function(self) -> udf_core::Function {
-        self.0
-    }
-}
-
-/// A time column's values in epoch ms.
-fn millis(column: &dyn Array) -> Result<Vec<i64>> {
-    let tz = match column.data_type() {
-        ArrowType::Timestamp(_, tz) => tz.clone(),
-        other => return plan_err!("the `on_time` column is {other}, not a timestamp"),
-    };
-    let cast = cast(column, &ArrowType::Timestamp(TimeUnit::Millisecond, tz))?;
-    Ok(cast
-        .as_primitive::<TimestampMillisecondType>()
-        .values()
-        .to_vec())
 }
 
 fn quoted(name: &str) -> String {

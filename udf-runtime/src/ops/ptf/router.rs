@@ -454,20 +454,20 @@ impl Sending {
 
 /// The `on_time` column of `batch` as epoch milliseconds; NULL is an error.
 fn event_time_millis(batch: &RecordBatch, event_time: &EventTime) -> Result<Vec<i64>> {
-    let column = batch.column(event_time.column);
+    time_millis(batch.column(event_time.column).as_ref(), &event_time.name)
+}
+
+/// Time attribute `name`'s values as epoch milliseconds; NULL is an error.
+pub(super) fn time_millis(column: &dyn Array, name: &str) -> Result<Vec<i64>> {
     if column.null_count() > 0 {
         return exec_err!(
-            "the time attribute `{}` is NULL in a row; `on_time` columns need a time in every row",
-            event_time.name
+            "the time attribute `{name}` is NULL in a row; `on_time` columns need a time in every row"
         );
     }
     let tz = match column.data_type() {
         ArrowType::Timestamp(_, tz) => tz.clone(),
         other => {
-            return exec_err!(
-                "the time attribute `{}` is {other}, not a timestamp",
-                event_time.name
-            );
+            return exec_err!("the time attribute `{name}` is {other}, not a timestamp");
         }
     };
     let millis = cast(column, &ArrowType::Timestamp(TimeUnit::Millisecond, tz))?;

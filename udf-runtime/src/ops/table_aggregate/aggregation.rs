@@ -20,7 +20,7 @@ use udf_core::{
     AggregateBatch, ArgColumn, Emits, FunctionSpec, RowKind, TableAggregateFunction, TableGroups,
 };
 
-use crate::functions::errors::describe_row;
+use crate::functions::errors::{describe_row, display_value};
 
 /// When results are emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd)]
@@ -115,7 +115,6 @@ impl Keys {
 
     /// `, group key: a, 1` for an error of `group` (nothing without GROUP BY keys).
     fn describe(&self, group: usize) -> String {
-        use udf_core::arrow::util::display::{ArrayFormatter, FormatOptions};
         let Keys::Columns {
             converter, rows, ..
         } = self
@@ -128,13 +127,9 @@ impl Keys {
         let Ok(columns) = converter.convert_rows([row.row()]) else {
             return String::new();
         };
-        let options = FormatOptions::default().with_null("NULL");
         let values: Vec<String> = columns
             .iter()
-            .filter_map(|column| {
-                let formatter = ArrayFormatter::try_new(column.as_ref(), &options).ok()?;
-                Some(formatter.value(0).to_string())
-            })
+            .filter_map(|column| display_value(column.as_ref(), 0))
             .collect();
         format!(" (group key: {})", values.join(", "))
     }
