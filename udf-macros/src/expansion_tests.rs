@@ -171,6 +171,26 @@ fn process_table_function_without_state() {
 }
 
 #[test]
+fn process_table_function_over_two_tables() {
+    let input = quote! {
+        fn matched(
+            #[state] seen: &mut Seen,
+            #[argument(set_semantic_table)] orders: Option<Order>,
+            #[argument(set_semantic_table)] payments: Option<Payment>,
+            out: &mut Collector<String>,
+        ) {
+            if let Some(order) = orders {
+                seen.order = Some(order.id);
+            }
+            if payments.is_some() {
+                out.collect(format!("paid {:?}", seen.order));
+            }
+        }
+    };
+    insta::assert_snapshot!(pretty(ptf::expand(quote!(), input)));
+}
+
+#[test]
 fn sql_row() {
     let input = quote! {
         struct Word {

@@ -6,6 +6,7 @@ pub mod conformance;
 pub mod counting;
 pub mod history;
 pub mod my_ptf;
+pub mod payment_match;
 pub mod scalar_arguments;
 pub mod threshold;
 pub mod timer;

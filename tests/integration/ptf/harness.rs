@@ -1,6 +1,6 @@
 //! The test harness for users' PTFs (`udf_runtime::PtfHarness`): the seed's TimerFunction
 //! driven without SQL — rows in, the watermark moved by hand, output, fired timers and state
-//! per key checked after each step.
+//! per key checked after each step — and a two-table function fed table by table.
 
 use std::sync::Arc;
 
@@ -134,7 +134,10 @@ async fn misuse_is_an_error() {
     )
     .unwrap();
     let wrong = harness.push(other).unwrap_err().to_string();
-    assert!(wrong.contains("are not the harness input's"), "{wrong}");
+    assert!(
+        wrong.contains("are not those of the harness table `input`"),
+        "{wrong}"
+    );
 
     // A set-semantics function without PARTITION BY fails as its SQL call would.
     let unpartitioned = PtfHarness::builder(counter, schema()).build().await;
@@ -190,5 +193,113 @@ async fn scalar_arguments_and_a_named_table_argument() {
     assert_eq!(
         harness.take_rows().unwrap(),
         vec![row!["b", 9], row!["a", 5]]
+    );
+}
+
+/// `(id BIGINT, amount BIGINT, ts TIMESTAMP(3))` with the key column named `key`.
+fn money_schema(key: &str) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new(key, ArrowType::Int64, false),
+        Field::new("amount", ArrowType::Int64, false),
+        Field::new(
+            "ts",
+            ArrowType::Timestamp(TimeUnit::Millisecond, None),
+            false,
+        ),
+    ]))
+}
+
+/// Rows `(key, amount, ts ms)`.
+fn money(key: &str, rows: &[(i64, i64, i64)]) -> RecordBatch {
+    let column = |values: Vec<i64>| -> ArrayRef {
+        Arc::new(udf_core::arrow::array::Int64Array::from(values))
+    };
+    RecordBatch::try_new(
+        money_schema(key),
+        vec![
+            column(rows.iter().map(|r| r.0).collect()),
+            column(rows.iter().map(|r| r.1).collect()),
+            Arc::new(TimestampMillisecondArray::from_iter_values(
+                rows.iter().map(|r| r.2),
+            )),
+        ],
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_two_table_function_fed_table_by_table() {
+    use udf_examples::ptf::payment_match::{PaymentMatch, Pending};
+    let mut harness = PtfHarness::builder(PaymentMatch, money_schema("id"))
+        .table("orders")
+        .partition_by(["id"])
+        .and_table("payments", money_schema("order_id"))
+        .partition_by(["order_id"])
+        .on_time("ts")
+        .arg("timeout_seconds", 60_i64)
+        .build()
+        .await
+        .unwrap();
+
+    // Order 1 at 0 s, paid at 30 s: the payment's row emits, with both tables' key columns.
+    harness
+        .push_to("orders", money("id", &[(1, 100, 0)]))
+        .unwrap();
+    assert_eq!(
+        harness
+            .value_state::<Pending>("pending", &[ScalarValue::from(1_i64)])
+            .unwrap(),
+        Some(Pending {
+            order: Some((100, 60_000)),
+            early_payment: None,
+        })
+    );
+    harness
+        .push_to("payments", money("order_id", &[(1, 100, 30_000)]))
+        .unwrap();
+    assert_eq!(
+        harness.take_rows().unwrap(),
+        vec![row![1_i64, 1_i64, "paid 100 of 100", at(30_000)]]
+    );
+    assert_eq!(harness.keys_held(), 0, "clear_all() released the key");
+
+    // Order 2 at 10 s is never paid: its timeout waits for the slower table's watermark.
+    harness
+        .push_to("orders", money("id", &[(2, 200, 10_000)]))
+        .unwrap();
+    harness.advance_table_watermark("orders", 100_000).unwrap();
+    harness.advance_table_watermark("payments", 69_999).unwrap();
+    assert!(harness.take_fired_timers().unwrap().is_empty());
+    harness.advance_table_watermark("payments", 70_000).unwrap();
+    assert_eq!(
+        harness.take_fired_timers().unwrap(),
+        vec![FiredTimer {
+            key: vec![Value::from(2_i64)],
+            name: Some("timeout".into()),
+            time: 70_000,
+        }]
+    );
+    assert_eq!(
+        harness.take_rows().unwrap(),
+        vec![row![2_i64, 2_i64, "unpaid 200", at(70_000)]]
+    );
+
+    let unnamed = harness
+        .push(money("id", &[(3, 1, 0)]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unnamed.contains(
+            "the harness has 2 tables (orders, payments): push rows with `push_to(table, batch)`"
+        ),
+        "{unnamed}"
+    );
+    let unknown = harness
+        .push_to("refunds", money("id", &[(3, 1, 0)]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("the harness has no table `refunds` (its tables: orders, payments)"),
+        "{unknown}"
     );
 }

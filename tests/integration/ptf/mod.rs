@@ -9,6 +9,7 @@ mod harness;
 mod order_by;
 mod plans;
 mod processors;
+mod several_tables;
 mod soak;
 mod sql;
 mod state;

@@ -7,11 +7,14 @@ use crate::ptf::timers::{FiredTimer, Timers};
 use crate::scalar::ArgColumn;
 use crate::table::RowSink;
 
-/// The rows of one call.
+/// The rows of one call: all from one table argument.
 pub struct Rows<'a> {
     /// The table argument as one struct column of the function's row type; `None` for a
     /// function without a table argument (called once per row of an empty input).
     pub table: Option<&'a ArgColumn>,
+    /// Which of the function's table arguments the rows belong to (their position among the
+    /// table arguments, 0 with one).
+    pub table_index: usize,
     pub count: usize,
     /// The state slot of each row's key (empty for a function without state or timers).
     pub keys: &'a [u32],
@@ -96,6 +99,23 @@ impl<'a> WatermarkTrace<'a> {
     }
 }
 
+/// Each table argument's watermark during a call of several table arguments: the rows'
+/// own table's moves between rows (its own trace), the others' stay as they were.
+#[derive(Default)]
+pub struct TableWatermarks<'a> {
+    /// Each table's watermark when the call began, in table-argument order.
+    pub at_start: &'a [Option<i64>],
+    /// The rows' own table's watermark while each row is processed.
+    pub own: Option<WatermarkTrace<'a>>,
+}
+
+impl TableWatermarks<'_> {
+    /// One table argument: its watermark is the processor's.
+    pub fn single() -> Self {
+        TableWatermarks::default()
+    }
+}
+
 /// What a call is doing, kept up to date so an error or panic can name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Position {
@@ -140,6 +160,9 @@ impl Emission<'_> {
 pub struct ProcessCall<'a> {
     pub rows: Rows<'a>,
     pub watermarks: WatermarkTrace<'a>,
+    /// With several table arguments, each table's watermark while each row is processed
+    /// (`table_watermark(name)`); empty with one, whose watermark is the processor's.
+    pub table_watermarks: TableWatermarks<'a>,
     /// Processing time (ms), for state TTL.
     pub now: i64,
     pub state: &'a mut dyn StateStores,

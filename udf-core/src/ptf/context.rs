@@ -64,6 +64,11 @@ pub struct Context<'a> {
     watermark: Option<i64>,
     /// Timer requests, applied after the call.
     timers: TimerRequests,
+    /// With several table arguments: the table of the row, each table's watermark when the
+    /// call began, and the row's own table's watermark now (see `table_watermark`).
+    table_index: usize,
+    table_watermarks: &'a [Option<i64>],
+    own_watermark: Option<i64>,
 }
 
 impl<'a> Context<'a> {
@@ -82,7 +87,25 @@ impl<'a> Context<'a> {
             time,
             watermark,
             timers: TimerRequests::default(),
+            table_index: 0,
+            table_watermarks: &[],
+            own_watermark: None,
         }
+    }
+
+    /// The table the call's rows come from and each table's watermark when it began (a call
+    /// of several table arguments).
+    #[doc(hidden)]
+    pub fn set_tables(&mut self, table_index: usize, at_start: &'a [Option<i64>]) {
+        self.table_index = table_index;
+        self.table_watermarks = at_start;
+    }
+
+    /// The row's own table's watermark (a call of several table arguments).
+    #[doc(hidden)]
+    #[inline]
+    pub fn set_own_watermark(&mut self, watermark: Option<i64>) {
+        self.own_watermark = watermark;
     }
 
     /// Readies a context of an earlier row for the next one (generated code keeps one per
@@ -203,10 +226,23 @@ impl TimeContext<'_, '_> {
             .and_then(instant)
     }
 
-    /// The watermark of table argument `name` (with one table argument, the current one).
+    /// The watermark of table argument `name`: the minimum over the input partitions of that
+    /// table, `None` until each has reported one. With one table argument it is the current
+    /// watermark; with several, `on_timer` sees none (as Flink's `tableWatermark()`), since a
+    /// timer belongs to no table.
     pub fn table_watermark(&self, name: &str) -> Option<DateTime<Utc>> {
-        self.context.table_semantics_for(name)?;
-        self.current_watermark()
+        let context = &*self.context;
+        let tables = &context.info.tables;
+        let index = tables.iter().position(|t| t.name == name)?;
+        if tables.len() == 1 {
+            return self.current_watermark();
+        }
+        let watermark = if index == context.table_index {
+            context.own_watermark
+        } else {
+            *context.table_watermarks.get(index)?
+        };
+        watermark.filter(|w| *w != i64::MAX).and_then(instant)
     }
 
     /// Registers the timer `name` at `time`, replacing the key's timer of that name. It

@@ -12,7 +12,9 @@ mod run;
 mod state;
 mod timers;
 
-pub use call::{Emission, Firing, Position, ProcessCall, Rows, TimerCall, WatermarkTrace};
+pub use call::{
+    Emission, Firing, Position, ProcessCall, Rows, TableWatermarks, TimerCall, WatermarkTrace,
+};
 pub use clock::{ManualClock, ProcessingClock, SystemClock};
 pub use context::{CallInfo, Context, OnTimerContext, TableSemantics, TimeContext};
 pub use function::{ProcessTableFunction, Processor, ProcessorSetup};

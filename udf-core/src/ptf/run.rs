@@ -44,10 +44,12 @@ pub trait ProcessBody: Send + Sync + 'static {
 
     fn state(setup: &ProcessorSetup) -> Result<Self::State, Error>;
 
-    /// The readers of a call's table argument and of the scalar arguments.
+    /// The readers of a call's table argument (the `table_index`-th table argument; the
+    /// others are absent from the call) and of the scalar arguments.
     fn args<'a>(
         setup: &'a ProcessorSetup,
         table: Option<&'a ArgColumn>,
+        table_index: usize,
     ) -> Result<Self::Args<'a>, Error>;
 
     /// Calls `eval` for `row` with the state of key slot `key`: loads it, calls, writes it
@@ -89,6 +91,7 @@ pub fn process<B: ProcessBody>(
     let ProcessCall {
         rows,
         watermarks,
+        table_watermarks,
         now,
         state,
         timers,
@@ -96,10 +99,14 @@ pub fn process<B: ProcessBody>(
     } = call;
     let now = *now;
     let state = state.downcast_mut::<B::State>()?;
-    let args = B::args(setup, rows.table)?;
+    let args = B::args(setup, rows.table, rows.table_index)?;
     let keyed = B::STATEFUL || B::TIMERS;
     let mut emitted = Emitted::<B::Row>::new(&setup.output, emission.chunk.min(rows.count))?;
     let mut ctx = Context::new(&setup.info);
+    let own_watermarks = table_watermarks.own.as_ref();
+    if B::EVAL_CONTEXT && own_watermarks.is_some() {
+        ctx.set_tables(rows.table_index, table_watermarks.at_start);
+    }
     // The watermark timers last became due at (asking again for it finds none due).
     let mut checked = None;
     for row in 0..rows.count {
@@ -132,6 +139,9 @@ pub fn process<B: ProcessBody>(
         let key = if keyed { rows.keys[row] as usize } else { 0 };
         if B::EVAL_CONTEXT {
             ctx.next_row(rows.time(row), watermark);
+            if let Some(own) = own_watermarks {
+                ctx.set_own_watermark(own.at(row));
+            }
         }
         let absent = B::eval(
             function,

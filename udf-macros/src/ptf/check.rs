@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 
 use super::PtfDef;
-use super::model::{PtfEval, StateParam};
+use super::model::{ArgParam, PtfEval, StateParam};
 use crate::ctxt::Ctxt;
+use crate::types;
 
 /// Arguments every PTF call accepts besides the declared ones.
 const SYSTEM_ARGUMENTS: [&str; 2] = ["uid", "on_time"];
@@ -23,11 +24,8 @@ pub fn check(def: &PtfDef, cx: &Ctxt) {
             );
         }
     }
-    for extra in tables.iter().skip(1) {
-        cx.error_spanned_by(
-            &extra.param.ident,
-            "only one table argument per process table function is supported",
-        );
+    if tables.len() > 1 {
+        check_several_tables(&tables, cx);
     }
     if eval.states.len() > 64 {
         cx.error_spanned_by(
@@ -72,6 +70,37 @@ pub fn check(def: &PtfDef, cx: &Ctxt) {
             cx.error_spanned_by(
                 &state.ident,
                 format!("duplicate state entry name `{}`", state.name),
+            );
+        }
+    }
+}
+
+/// Several table arguments are co-partitioned set-semantics tables, and a row comes from one
+/// of them at a time: each is an `Option`, `None` in calls for the others' rows (as Flink's
+/// `null`). Pass-through columns belong to a single table.
+fn check_several_tables(tables: &[&ArgParam], cx: &Ctxt) {
+    for table in tables {
+        let traits = table.table.as_ref().expect("a table argument");
+        let ident = &table.param.ident;
+        if !traits.set_semantics {
+            cx.error_spanned_by(
+                ident,
+                "with several table arguments every table has set semantics (#[argument(set_semantic_table)]): they share one key space, and a row-semantics table has no key",
+            );
+        }
+        if traits.pass_columns_through {
+            cx.error_spanned_by(
+                ident,
+                "`pass_columns_through` takes a single table argument: with several, an output row would have the columns of only one of them",
+            );
+        }
+        if types::generic_args(&table.param.ty, "Option").is_none() {
+            cx.error_spanned_by(
+                &table.param.ty,
+                format!(
+                    "with several table arguments each row comes from one of them: write `{ident}: Option<{}>`, `None` when the row is another table's",
+                    types::display(&table.param.ty)
+                ),
             );
         }
     }

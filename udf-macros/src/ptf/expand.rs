@@ -124,6 +124,7 @@ pub fn expand(def: &PtfDef) -> TokenStream {
                 fn args<'a>(
                     setup: &'a __udf::ProcessorSetup,
                     table: ::core::option::Option<&'a __udf::ArgColumn>,
+                    table_index: usize,
                 ) -> __udf::Result<UdfArgs<'a>, __udf::Error> {
                     ::core::result::Result::Ok(#args_new)
                 }
@@ -291,19 +292,38 @@ fn state_struct(states: &[StateParam]) -> (TokenStream, TokenStream, TokenStream
 }
 
 /// `UdfArgs`, the reader of each argument (named after its parameter), and its constructor
-/// over one call's table column and the scalar arguments.
+/// over one call's table column and the scalar arguments. With several table arguments a
+/// call's rows are one table's: the others' readers are `None` (their parameters are
+/// `Option`s, passed `None`).
 fn args_struct(args: &[ArgParam]) -> (TokenStream, TokenStream) {
+    let several = args.iter().filter(|a| a.table.is_some()).count() > 1;
     let fields: Vec<_> = args.iter().map(|a| &a.param.ident).collect();
     let readers = args.iter().map(|arg| {
         let ty = types::with_lifetimes(&arg.param.ty, "'a");
-        quote_spanned!(arg.param.ty.span()=> __udf::ArgInput<<#ty as __udf::ArgValue<'a>>::Reader>)
+        let input = quote_spanned!(arg.param.ty.span()=> __udf::ArgInput<<#ty as __udf::ArgValue<'a>>::Reader>);
+        if several && arg.table.is_some() {
+            quote!(::core::option::Option<#input>)
+        } else {
+            input
+        }
     });
-    let mut scalar = 0usize;
+    let (mut scalar, mut table_position) = (0usize, 0usize);
     let new_readers = args.iter().map(|arg| {
         let ty = types::with_lifetimes(&arg.param.ty, "'_");
         let name = &arg.param.sql_name;
         let reader = quote_spanned!(arg.param.ty.span()=> __udf::reader::<#ty>);
         match arg.table {
+            Some(_) if several => {
+                let position = proc_macro2::Literal::usize_unsuffixed(table_position);
+                table_position += 1;
+                quote! {
+                    if table_index == #position {
+                        ::core::option::Option::Some(#reader(__udf::table_column(table)?, #name)?)
+                    } else {
+                        ::core::option::Option::None
+                    }
+                }
+            }
             Some(_) => quote!(#reader(__udf::table_column(table)?, #name)?),
             None => {
                 let index = proc_macro2::Literal::usize_unsuffixed(scalar);
@@ -337,18 +357,24 @@ fn args_struct(args: &[ArgParam]) -> (TokenStream, TokenStream) {
     (items, new)
 }
 
-/// `eval`'s arguments after its state entries: the table argument at `row`, scalar arguments.
+/// `eval`'s arguments after its state entries: the table argument at `row` (with several,
+/// the call's table at `row` and `None` for the others), scalar arguments.
 fn eval_arguments(eval: &PtfEval) -> TokenStream {
+    let several = eval.args.iter().filter(|a| a.table.is_some()).count() > 1;
     eval.args
         .iter()
         .map(|arg| {
             let field = &arg.param.ident;
-            let index = if arg.table.is_some() {
-                quote!(row)
-            } else {
-                quote!(0)
-            };
-            quote!(__udf::ArgReader::get(&args.#field.reader, #index)?,)
+            match &arg.table {
+                Some(_) if several => quote! {
+                    match &args.#field {
+                        ::core::option::Option::Some(input) => __udf::ArgReader::get(&input.reader, row)?,
+                        ::core::option::Option::None => ::core::option::Option::None,
+                    },
+                },
+                Some(_) => quote!(__udf::ArgReader::get(&args.#field.reader, row)?,),
+                None => quote!(__udf::ArgReader::get(&args.#field.reader, 0)?,),
+            }
         })
         .collect()
 }

@@ -166,7 +166,7 @@ fn cross_parameter_rules_are_checked_together() {
                 #[state(name = "count")] again: &mut Count,
                 #[argument(row_semantic_table)] input: Row,
                 uid: &str,
-                #[argument(row_semantic_table)] other: Row,
+                #[argument(row_semantic_table)] other: Option<Row>,
                 out: &mut Collector<i64>,
             ) {}
         },
@@ -180,9 +180,35 @@ fn cross_parameter_rules_are_checked_together() {
         [
             "state needs a table argument with set semantics (#[argument(set_semantic_table)]): with row semantics each row is processed on its own",
             "state needs a table argument with set semantics (#[argument(set_semantic_table)]): with row semantics each row is processed on its own",
-            "only one table argument per process table function is supported",
+            "with several table arguments every table has set semantics (#[argument(set_semantic_table)]): they share one key space, and a row-semantics table has no key",
+            "with several table arguments each row comes from one of them: write `input: Option<Row>`, `None` when the row is another table's",
+            "with several table arguments every table has set semantics (#[argument(set_semantic_table)]): they share one key space, and a row-semantics table has no key",
             "`uid` is a system argument every process table function takes; choose another name",
             "duplicate state entry name `count`",
+        ]
+    );
+}
+
+#[test]
+fn several_tables_are_options_without_pass_through() {
+    let (eval, errors) = parse(
+        syn::parse_quote! {
+            fn eval(
+                #[argument(set_semantic_table)] orders: Option<Row>,
+                #[argument(set_semantic_table, pass_columns_through)] payments: Option<Row>,
+                #[argument(set_semantic_table)] refunds: Row,
+                out: &mut Collector<i64>,
+            ) {}
+        },
+        Receiver::None,
+        false,
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        checked(eval, None),
+        [
+            "`pass_columns_through` takes a single table argument: with several, an output row would have the columns of only one of them",
+            "with several table arguments each row comes from one of them: write `refunds: Option<Row>`, `None` when the row is another table's",
         ]
     );
 }

@@ -460,6 +460,7 @@ fn process_table_call(
             named: Vec::new(),
             uid: None,
             on_time: None,
+            tables: Vec::new(),
         }),
         _ => plan_err!(
             "`{name}` is a {} function, not a process table function",

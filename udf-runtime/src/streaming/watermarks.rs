@@ -27,6 +27,14 @@ impl SourceWatermarks {
             .try_fold(i64::MAX, |min, w| w.map(|w| min.min(w)))
     }
 
+    /// The minimum over `sources` (the partitions of one table argument), once each has
+    /// reported.
+    pub fn current_of(&self, sources: std::ops::Range<usize>) -> Option<i64> {
+        self.sources[sources]
+            .iter()
+            .try_fold(i64::MAX, |min, w| w.map(|w| min.min(w)))
+    }
+
     /// Moves `source`'s watermark forward (never back).
     pub fn advance(&mut self, source: usize, watermark: i64) {
         let current = &mut self.sources[source];

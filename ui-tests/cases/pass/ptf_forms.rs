@@ -123,7 +123,26 @@ fn add(a: i32, b: i32, out: &mut Collector<i32>) {
     out.collect(a + b);
 }
 
+/// Several co-partitioned tables: each row is one table's, the others `None`.
+#[ptf]
+fn enrich(
+    ctx: &mut Context,
+    #[state] last: &mut Count,
+    #[argument(set_semantic_table)] order: Option<Order>,
+    #[argument(set_semantic_table, optional_partition_by)] update: Option<Row>,
+    scale: i64,
+    out: &mut Collector<i64>,
+) {
+    let _ = ctx.table_semantics_for("update");
+    match (order, update) {
+        (Some(order), _) => out.collect(order.id * scale + last.n),
+        (None, Some(_)) => last.n += 1,
+        (None, None) => {}
+    }
+}
+
 fn main() {
+    let _ = udf_core::UserFunction::into_function(enrich);
     let _ = udf_core::UserFunction::into_function(everything);
     let _ = udf_core::UserFunction::into_function(shout);
     let _ = udf_core::UserFunction::into_function(Prefixed::default());

@@ -18,6 +18,7 @@ use datafusion::common::{Column, DFSchema, Result, ScalarValue, plan_datafusion_
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::planner::RelationPlannerContext;
+use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::{EmptyRelation, Expr, ExprSchemable, Extension, LogicalPlan, cast};
 use datafusion::physical_expr::create_physical_expr;
 use datafusion::sql::sqlparser::ast::{
@@ -49,7 +50,7 @@ pub struct PtfArguments<'a> {
 }
 
 impl PtfArguments<'_> {
-    /// The plan of the call: its node over the table argument (or over one empty row).
+    /// The plan of the call: its node over the table arguments (or over one empty row).
     pub fn plan(
         &self,
         args: &[FunctionArg],
@@ -71,14 +72,11 @@ impl PtfArguments<'_> {
         let bound = matched.params;
 
         let mut scalars = Vec::new();
-        let mut table = None;
-        let mut input = None;
+        let mut tables = Vec::new();
         for (spec, given) in declared.iter().zip(bound) {
             match (&spec.ty, given) {
                 (ArgType::Table(traits), Some(Given::Table(argument))) => {
-                    let (plan, binding) = self.bind_table(spec, traits, argument, context)?;
-                    input = Some(plan);
-                    table = Some(binding);
+                    tables.push(self.bind_table(spec, traits, argument, context)?);
                 }
                 (ArgType::Table(_), Some(Given::Value(value))) => {
                     return plan_err!(
@@ -112,60 +110,212 @@ impl PtfArguments<'_> {
                 }
             }
         }
-
-        let (event_time, on_time) = self.event_time(on_time, table.as_ref(), input.as_ref())?;
-        self.build(input, table, scalars, uid, event_time, on_time)
+        self.finish(tables, scalars, uid, on_time)
     }
 
-    /// The event time of the call: the column of `on_time` (or, without it, the first
-    /// ORDER BY column of the table) and its declared watermark; whether `on_time` was
-    /// given. An error if the function requires `on_time` and the call names none.
-    pub fn event_time(
+    /// The call over its bound tables: their event time, the checks across tables, the node.
+    fn finish(
         &self,
-        on_time: Option<String>,
-        table: Option<&TableBinding>,
-        input: Option<&LogicalPlan>,
-    ) -> Result<(Option<EventTime>, bool)> {
-        let name = self.name;
-        let declared = self.spec.table_args().next();
-        let order_by = table.and_then(|t| t.order_by.first()).map(|(c, _, _)| *c);
-        if on_time.is_none()
-            && let Some((_, arg, traits)) = declared
-            && traits.require_on_time
-        {
+        mut tables: Vec<(LogicalPlan, TableBinding)>,
+        scalars: Vec<ScalarValue>,
+        uid: Option<String>,
+        on_time: Option<Vec<String>>,
+    ) -> Result<LogicalPlan> {
+        if tables.is_empty() && on_time.is_some() {
             return plan_err!(
-                "table argument `{}` of `{name}` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`",
-                arg.name
+                "`{}` takes no table, so `on_time` has nothing to refer to",
+                self.name
             );
         }
-        if on_time.is_none() && order_by.is_none() {
-            return Ok((None, false));
-        }
-        let (Some(input), Some((_, arg, _))) = (input, declared) else {
-            return plan_err!("`{name}` takes no table, so `on_time` has nothing to refer to");
-        };
-        let schema = input.schema();
-        let index = match &on_time {
-            Some(column) => {
-                let Some(index) = schema
-                    .fields()
-                    .iter()
-                    .position(|f| f.name().eq_ignore_ascii_case(column))
-                else {
+        if let Some(columns) = &on_time {
+            if tables.len() == 1 && columns.len() > 1 {
+                return plan_err!(
+                    "`on_time` of `{}` names one time column (one table argument)",
+                    self.name
+                );
+            }
+            // Every name is some table's time column: none is silently left over.
+            for column in columns.iter().filter(|_| tables.len() > 1) {
+                let known = tables.iter().any(|(input, _)| {
+                    input
+                        .schema()
+                        .fields()
+                        .iter()
+                        .any(|f| f.name().eq_ignore_ascii_case(column))
+                });
+                if !known {
                     return plan_err!(
-                        "`on_time` of `{name}` names `{column}`, which is not a column of table argument `{}`",
-                        arg.name
+                        "`on_time` of `{}` names `{column}`, which is not a column of any table argument",
+                        self.name
                     );
+                }
+            }
+        }
+        for (input, table) in &mut tables {
+            table.event_time = self.event_time(on_time.as_deref(), table, input)?;
+        }
+        self.check_tables(&tables, on_time.is_some())?;
+        self.build(tables, scalars, uid, on_time.is_some())
+    }
+
+    /// Several table arguments are co-partitioned set-semantics tables (Flink's rule): equal
+    /// PARTITION BY arity and comparable key types, no pass-through; with `on_time`, time
+    /// columns of one type (they become one `rowtime`).
+    fn check_tables(&self, tables: &[(LogicalPlan, TableBinding)], on_time: bool) -> Result<()> {
+        let name = self.name;
+        let [(first_input, first), rest @ ..] = tables else {
+            return Ok(());
+        };
+        if rest.is_empty() {
+            return Ok(());
+        }
+        for (_, table) in tables {
+            if table.semantics == Semantics::Row {
+                return plan_err!(
+                    "table argument `{}` of `{name}` has row semantics, next to other table arguments: several tables must all have set semantics (they share one key space)",
+                    table.name
+                );
+            }
+            if table.pass_through {
+                return plan_err!(
+                    "table argument `{}` of `{name}` passes its columns through, which takes a single table argument; `{name}` has {}",
+                    table.name,
+                    tables.len()
+                );
+            }
+            if !table.order_by.is_empty() {
+                return plan_err!(
+                    "ORDER BY of table argument `{}` in `{name}`: ORDER BY with several table arguments is not supported yet",
+                    table.name
+                );
+            }
+        }
+        let key_types = |input: &LogicalPlan, table: &TableBinding| {
+            table
+                .keys
+                .iter()
+                .map(|key| key.get_type(input.schema()))
+                .collect::<Result<Vec<_>>>()
+        };
+        let first_types = key_types(first_input, first)?;
+        for (input, table) in rest {
+            let types = key_types(input, table)?;
+            let shown = |table: &TableBinding| {
+                let keys: Vec<String> = table.keys.iter().map(ToString::to_string).collect();
+                format!("PARTITION BY ({})", keys.join(", "))
+            };
+            if types.len() != first_types.len() {
+                let columns = |n: usize| match n {
+                    1 => "1 column".to_owned(),
+                    n => format!("{n} columns"),
+                };
+                return plan_err!(
+                    "the table arguments of `{name}` are not co-partitioned: `{}` is {} ({}), `{}` is {} ({}); every table needs as many PARTITION BY columns, of comparable types",
+                    first.name,
+                    shown(first),
+                    columns(first_types.len()),
+                    table.name,
+                    shown(table),
+                    columns(types.len())
+                );
+            }
+            for ((position, a), b) in first_types.iter().enumerate().zip(&types) {
+                if a != b && comparison_coercion(a, b).is_none() {
+                    return plan_err!(
+                        "the table arguments of `{name}` are not co-partitioned: PARTITION BY column {} is `{}` ({a}) in `{}` but `{}` ({b}) in `{}`, which do not compare",
+                        position + 1,
+                        first.keys[position],
+                        first.name,
+                        table.keys[position],
+                        table.name
+                    );
+                }
+            }
+        }
+        if on_time {
+            let time_type = |input: &LogicalPlan, table: &TableBinding| {
+                table
+                    .event_time
+                    .as_ref()
+                    .map(|t| input.schema().field(t.column).data_type().clone())
+            };
+            let first_type = time_type(first_input, first);
+            for (input, table) in rest {
+                if time_type(input, table) != first_type {
+                    return plan_err!(
+                        "the `on_time` columns of `{name}` differ in type: {} in `{}`, {} in `{}`; they become one `rowtime` column, so cast one",
+                        first_type.map_or("none".to_owned(), |t| t.to_string()),
+                        first.name,
+                        time_type(input, table).map_or("none".to_owned(), |t| t.to_string()),
+                        table.name
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The event time of table argument `table`: the column `on_time` names in it (or,
+    /// without `on_time`, its first ORDER BY column) and its declared watermark. An error if
+    /// the argument requires `on_time` and the call names none.
+    fn event_time(
+        &self,
+        on_time: Option<&[String]>,
+        table: &TableBinding,
+        input: &LogicalPlan,
+    ) -> Result<Option<EventTime>> {
+        let name = self.name;
+        let arg = &table.name;
+        let traits = self
+            .spec
+            .table_args()
+            .find(|(_, spec, _)| spec.name == *arg)
+            .map(|(_, _, traits)| traits);
+        let order_by = table.order_by.first().map(|(c, _, _)| *c);
+        if on_time.is_none() && traits.is_some_and(|t| t.require_on_time) {
+            return plan_err!(
+                "table argument `{arg}` of `{name}` requires a time attribute: name one with `on_time => DESCRIPTOR(ts)`"
+            );
+        }
+        let schema = input.schema();
+        let index = match on_time {
+            Some(columns) => {
+                let found: Vec<(usize, &String)> = columns
+                    .iter()
+                    .filter_map(|column| {
+                        schema
+                            .fields()
+                            .iter()
+                            .position(|f| f.name().eq_ignore_ascii_case(column))
+                            .map(|index| (index, column))
+                    })
+                    .collect();
+                let (index, column) = match found.as_slice() {
+                    [one] => *one,
+                    [] => {
+                        let names: Vec<String> = columns.iter().map(|c| format!("`{c}`")).collect();
+                        return plan_err!(
+                            "`on_time` of `{name}` names {}, which is not a column of table argument `{arg}`",
+                            names.join(", ")
+                        );
+                    }
+                    [(_, a), (_, b), ..] => {
+                        return plan_err!(
+                            "`on_time` of `{name}` names two columns of table argument `{arg}`, `{a}` and `{b}`: name one time column per table"
+                        );
+                    }
                 };
                 if order_by.is_some_and(|first| first != index) {
                     return plan_err!(
-                        "ORDER BY of table argument `{}` in `{name}` must start with the `on_time` column `{column}`",
-                        arg.name
+                        "ORDER BY of table argument `{arg}` in `{name}` must start with the `on_time` column `{column}`"
                     );
                 }
                 index
             }
-            None => order_by.expect("checked above"),
+            None => match order_by {
+                Some(index) => index,
+                None => return Ok(None),
+            },
         };
         let field = schema.field(index);
         let column = field.name();
@@ -207,23 +357,21 @@ impl PtfArguments<'_> {
                 }
             );
         };
-        Ok((
-            Some(EventTime {
-                name: column.clone(),
-                column: index,
-                delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
-                emission: spec.emission,
-            }),
-            on_time.is_some(),
-        ))
+        Ok(Some(EventTime {
+            name: column.clone(),
+            column: index,
+            delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
+            emission: spec.emission,
+        }))
     }
 
-    /// A DataFrame call: `input` is the table argument, partitioned by `keys`; scalar
-    /// arguments by position, then by name.
+    /// A DataFrame call: `inputs` are the table arguments (by name, or `None` for the first
+    /// one not named), each partitioned by its keys; scalar arguments by position, then by
+    /// name.
+    #[allow(clippy::too_many_arguments)]
     pub fn bind_dataframe(
         &self,
-        input: LogicalPlan,
-        keys: Vec<Expr>,
+        inputs: Vec<(Option<String>, LogicalPlan, Vec<Expr>)>,
         positional: Vec<Expr>,
         named: Vec<(String, Expr)>,
         uid: Option<String>,
@@ -238,7 +386,7 @@ impl PtfArguments<'_> {
                 "`uid` of `{name}` must be letters, digits, `-` and `_`, not starting with a digit: `{uid}`"
             );
         }
-        // The DataFrame is the table argument: the values are the scalar arguments.
+        // The DataFrames are the table arguments: the values are the scalar arguments.
         let scalar_params = signature
             .args
             .iter()
@@ -270,32 +418,72 @@ impl PtfArguments<'_> {
                 }
             }
         }
-        let table = signature
+        let declared: Vec<(&ArgSpec, &TableArg)> = signature
             .args
             .iter()
-            .find_map(|spec| match &spec.ty {
+            .filter_map(|spec| match &spec.ty {
                 ArgType::Table(traits) => Some((spec, traits)),
                 _ => None,
             })
-            .map(|(spec, traits)| self.bind_table_plan(spec, traits, &input, keys))
-            .transpose()?;
-        if table.is_none() {
+            .collect();
+        if declared.is_empty() {
             return plan_err!(
                 "`{name}` takes no table argument: call it in SQL, as `SELECT * FROM {name}(...)`"
             );
         }
-        let (event_time, on_time) = self.event_time(on_time, table.as_ref(), Some(&input))?;
-        self.build(Some(input), table, scalars, uid, event_time, on_time)
+        let mut slots: Vec<Option<(LogicalPlan, Vec<Expr>)>> = vec![None; declared.len()];
+        let mut unnamed = Vec::new();
+        for (arg, input, keys) in inputs {
+            match arg {
+                Some(arg) => {
+                    let Some(position) = declared
+                        .iter()
+                        .position(|(spec, _)| spec.name.eq_ignore_ascii_case(&arg))
+                    else {
+                        let names: Vec<&str> =
+                            declared.iter().map(|(s, _)| s.name.as_str()).collect();
+                        return plan_err!(
+                            "`{name}` has no table argument `{arg}` (its table arguments: {})",
+                            names.join(", ")
+                        );
+                    };
+                    if slots[position].replace((input, keys)).is_some() {
+                        return plan_err!("table argument `{arg}` of `{name}` is given twice");
+                    }
+                }
+                None => unnamed.push((input, keys)),
+            }
+        }
+        for (input, keys) in unnamed {
+            let Some(slot) = slots.iter_mut().find(|s| s.is_none()) else {
+                return plan_err!(
+                    "`{name}` takes {} table argument(s), and every one is given already",
+                    declared.len()
+                );
+            };
+            *slot = Some((input, keys));
+        }
+        let mut tables = Vec::with_capacity(declared.len());
+        for ((spec, traits), slot) in declared.into_iter().zip(slots) {
+            let Some((input, keys)) = slot else {
+                return plan_err!(
+                    "`{name}` needs its table argument `{}`: pass it with `.table(\"{}\", frame)`",
+                    spec.name,
+                    spec.name
+                );
+            };
+            let binding = self.bind_table_plan(spec, traits, &input, keys)?;
+            tables.push((input, binding));
+        }
+        self.finish(tables, scalars, uid, on_time.map(|c| vec![c]))
     }
 
-    /// The call's node over `input` (the table argument's plan, if the function has one).
+    /// The call's node over its tables' plans (or over one empty row, without a table).
     pub fn build(
         &self,
-        input: Option<LogicalPlan>,
-        table: Option<TableBinding>,
+        tables: Vec<(LogicalPlan, TableBinding)>,
         scalars: Vec<ScalarValue>,
         uid: Option<String>,
-        event_time: Option<EventTime>,
         on_time: bool,
     ) -> Result<LogicalPlan> {
         let name = self.name;
@@ -303,27 +491,27 @@ impl PtfArguments<'_> {
         let OutputType::Fixed(row_type) = signature.output.clone() else {
             return plan_err!("`{name}` has no fixed row type");
         };
-        let input = match input {
-            Some(plan) => plan,
+        let (mut inputs, tables): (Vec<LogicalPlan>, Vec<TableBinding>) =
+            tables.into_iter().unzip();
+        if inputs.is_empty() {
             // Without a table, `eval` runs once: over one row without columns.
-            None => LogicalPlan::EmptyRelation(EmptyRelation {
+            inputs.push(LogicalPlan::EmptyRelation(EmptyRelation {
                 produce_one_row: true,
                 schema: Arc::new(DFSchema::empty()),
-            }),
-        };
+            }));
+        }
         let call = PtfCall {
             name: name.to_owned(),
             spec: self.spec.clone(),
             function: self.function.clone(),
             metrics: self.metrics.clone(),
             scalars,
-            table,
+            tables,
             row_type,
             uid,
-            event_time,
             on_time,
         };
-        let node = PtfNode::try_new(input, call)?;
+        let node = PtfNode::try_new(inputs, call)?;
         Ok(LogicalPlan::Extension(Extension {
             node: Arc::new(node),
         }))
@@ -568,6 +756,7 @@ impl PtfArguments<'_> {
             pass_through: traits.pass_columns_through,
             order_by: Vec::new(),
             order_names: Vec::new(),
+            event_time: None,
         })
     }
 }
@@ -579,8 +768,9 @@ fn not_constant(name: &str, spec: &ArgSpec, detail: String) -> datafusion::commo
     )
 }
 
-/// `DESCRIPTOR(ts)`: the column it names.
-fn descriptor(name: &str, given: Given) -> Result<String> {
+/// `DESCRIPTOR(ts)` (or, for several tables, `DESCRIPTOR(order_ts, paid_ts)`): the columns
+/// it names.
+fn descriptor(name: &str, given: Given) -> Result<Vec<String>> {
     let wrong = || {
         plan_datafusion_err!(
             "`on_time` of `{name}` takes a column descriptor: `on_time => DESCRIPTOR(ts)`"
@@ -598,13 +788,18 @@ fn descriptor(name: &str, given: Given) -> Result<String> {
     let FunctionArguments::List(list) = &function.args else {
         return Err(wrong());
     };
-    match list.args.as_slice() {
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident)))] => {
-            Ok(ident.value.clone())
-        }
-        [_, _, ..] => plan_err!("`on_time` of `{name}` names one time column (one table argument)"),
-        _ => Err(wrong()),
+    if list.args.is_empty() {
+        return Err(wrong());
     }
+    list.args
+        .iter()
+        .map(|arg| match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident))) => {
+                Ok(ident.value.clone())
+            }
+            _ => Err(wrong()),
+        })
+        .collect()
 }
 
 /// NULL of an omitted optional argument's type.

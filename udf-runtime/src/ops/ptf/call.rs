@@ -1,4 +1,4 @@
-//! A resolved PTF call: the function, its scalar argument values, and how its table
+//! A resolved PTF call: the function, its scalar argument values, and how each table
 //! argument is passed.
 
 use std::fmt;
@@ -13,7 +13,7 @@ use udf_core::{FunctionSpec, Metrics, Semantics};
 
 use crate::streaming::event_time::EventTime;
 
-/// How the table argument is passed.
+/// How a table argument is passed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TableBinding {
     /// The argument's name in the signature.
@@ -33,6 +33,9 @@ pub struct TableBinding {
     pub order_by: Vec<(usize, bool, bool)>,
     /// The ORDER BY columns' names, for EXPLAIN.
     pub order_names: Vec<String>,
+    /// The time column and its watermark: named by `on_time => DESCRIPTOR(ts)`, or the
+    /// first ORDER BY column.
+    pub event_time: Option<EventTime>,
 }
 
 /// A PTF call, planned.
@@ -44,14 +47,13 @@ pub struct PtfCall {
     pub metrics: Metrics,
     /// The value of each scalar argument, in declaration order, of its parameter type.
     pub scalars: Vec<ScalarValue>,
-    pub table: Option<TableBinding>,
+    /// The table arguments, in declaration order (none for a function without one); each
+    /// reads its own input of the node.
+    pub tables: Vec<TableBinding>,
     /// The type of the rows the function emits.
     pub row_type: DataType,
     /// `uid => '...'`.
     pub uid: Option<String>,
-    /// The time column and its watermark: named by `on_time => DESCRIPTOR(ts)`, or the
-    /// first ORDER BY column.
-    pub event_time: Option<EventTime>,
     /// Whether the call names `on_time` (`rowtime` in the output, `time()` in calls).
     pub on_time: bool,
 }
@@ -61,7 +63,7 @@ impl fmt::Debug for PtfCall {
         f.debug_struct("PtfCall")
             .field("name", &self.name)
             .field("scalars", &self.scalars)
-            .field("table", &self.table)
+            .field("tables", &self.tables)
             .finish_non_exhaustive()
     }
 }
@@ -71,9 +73,8 @@ impl PartialEq for PtfCall {
         self.name == other.name
             && Arc::ptr_eq(&self.function, &other.function)
             && self.scalars == other.scalars
-            && self.table == other.table
+            && self.tables == other.tables
             && self.uid == other.uid
-            && self.event_time == other.event_time
             && self.on_time == other.on_time
     }
 }
@@ -84,9 +85,14 @@ impl PtfCall {
         !self.spec.state.is_empty() || self.spec.on_timer
     }
 
-    /// The ORDER BY columns of the table argument (none without ORDER BY).
+    /// The ORDER BY columns of the (single) table argument (none without ORDER BY).
     pub fn order_by(&self) -> &[(usize, bool, bool)] {
-        self.table.as_ref().map_or(&[], |t| &t.order_by)
+        self.tables.first().map_or(&[], |t| &t.order_by)
+    }
+
+    /// Whether the call has a time column (in every table, with several).
+    pub fn event_time(&self) -> Option<&EventTime> {
+        self.tables.first().and_then(|t| t.event_time.as_ref())
     }
 
     /// Whether the emitted rows are a ROW whose fields become columns (else one column).

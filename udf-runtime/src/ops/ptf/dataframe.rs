@@ -22,6 +22,8 @@ pub struct ProcessTableCall {
     pub(crate) named: Vec<(String, Expr)>,
     pub(crate) uid: Option<String>,
     pub(crate) on_time: Option<String>,
+    /// Further table arguments, by name.
+    pub(crate) tables: Vec<(String, PartitionedDataFrame)>,
 }
 
 impl std::fmt::Debug for ProcessTableCall {
@@ -48,9 +50,17 @@ impl ProcessTableCall {
     }
 
     /// The table's time column (Flink's `on_time => DESCRIPTOR(column)`): its watermark
-    /// drives the function's timers.
+    /// drives the function's timers. With several tables, each has a column of this name.
     pub fn on_time(mut self, column: &str) -> Self {
         self.on_time = Some(column.to_owned());
+        self
+    }
+
+    /// Passes table argument `name`: `frame` partitioned (`frame.partition_by(keys)`) for
+    /// set semantics. The DataFrame `process` is called on is the first table argument not
+    /// passed by name.
+    pub fn table(mut self, name: &str, frame: impl Into<PartitionedDataFrame>) -> Self {
+        self.tables.push((name.to_owned(), frame.into()));
         self
     }
 }
@@ -83,16 +93,27 @@ pub struct PartitionedDataFrame {
     keys: Vec<Expr>,
 }
 
+/// A DataFrame passed unpartitioned.
+impl From<DataFrame> for PartitionedDataFrame {
+    fn from(input: DataFrame) -> Self {
+        input.partition_by(Vec::new())
+    }
+}
+
 impl PartitionedDataFrame {
-    /// Passes the partitioned rows as the function's table argument: the result has the
-    /// keys (or every column, when passed through), then the function's columns.
+    /// Passes the partitioned rows as the function's (first) table argument: the result
+    /// has the keys (or every column, when passed through), then the function's columns.
     pub fn process(self, call: ProcessTableCall) -> Result<DataFrame> {
         let (state, plan) = self.input.into_parts();
-        let keys = self
-            .keys
+        let mut inputs = vec![(None, normalized(plan.clone(), self.keys)?)];
+        for (name, frame) in call.tables {
+            let (_, other) = frame.input.into_parts();
+            inputs.push((Some(name), normalized(other, frame.keys)?));
+        }
+        let inputs = inputs
             .into_iter()
-            .map(|key| datafusion::logical_expr::expr_rewriter::normalize_col(key, &plan))
-            .collect::<Result<Vec<_>>>()?;
+            .map(|(name, (plan, keys))| (name, plan, keys))
+            .collect();
         let plan = super::binding::PtfArguments {
             name: &call.name,
             spec: &call.spec,
@@ -100,14 +121,19 @@ impl PartitionedDataFrame {
             watermarks: &call.watermarks,
             metrics: &call.metrics,
         }
-        .bind_dataframe(
-            plan,
-            keys,
-            call.positional,
-            call.named,
-            call.uid,
-            call.on_time,
-        )?;
+        .bind_dataframe(inputs, call.positional, call.named, call.uid, call.on_time)?;
         Ok(DataFrame::new(state, plan))
     }
+}
+
+/// `plan` with its key expressions resolved against it.
+fn normalized(
+    plan: datafusion::logical_expr::LogicalPlan,
+    keys: Vec<Expr>,
+) -> Result<(datafusion::logical_expr::LogicalPlan, Vec<Expr>)> {
+    let keys = keys
+        .into_iter()
+        .map(|key| datafusion::logical_expr::expr_rewriter::normalize_col(key, &plan))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((plan, keys))
 }

@@ -16,12 +16,13 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::FutureExt;
 use udf_core::ptf::{
     CallInfo, Emission, FiredTimer, Firing, Position, ProcessCall, ProcessorSetup, Rows,
-    StateBackend, TableSemantics, TimerCall, Timers, WatermarkTrace,
+    StateBackend, TableSemantics, TableWatermarks, TimerCall, Timers, WatermarkTrace,
 };
 use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
+use super::exec::PtfInput;
 use super::instance::Instance;
 use super::output::{CallOutput, Origins};
 use super::router::{Inbox, Routed};
@@ -38,38 +39,41 @@ enum Prefix {
 }
 
 fn prefix_of(call: &PtfCall) -> Prefix {
-    match &call.table {
+    match call.tables.first() {
         Some(table) if table.pass_through => Prefix::AllColumns,
         Some(table) if table.semantics == Semantics::Set => Prefix::Keys,
         _ => Prefix::None,
     }
 }
 
-/// What `Context::table_semantics_for` reports.
-fn call_info(call: &PtfCall, row_fields: &Fields) -> Result<CallInfo> {
-    let tables = match &call.table {
-        Some(table) => {
+/// What `Context::table_semantics_for` reports of each table argument.
+fn call_info(call: &PtfCall, tables: &[DriverTable]) -> Result<CallInfo> {
+    let tables = call
+        .tables
+        .iter()
+        .zip(tables)
+        .map(|(table, driven)| {
             // A typed argument reports its declared type; a polymorphic one the table's.
             let declared = call
                 .spec
                 .table_args()
-                .find_map(|(_, _, arg)| arg.row.clone());
+                .find(|(_, spec, _)| spec.name == table.name)
+                .and_then(|(_, _, arg)| arg.row.clone());
             let data_type = match declared {
                 Some(declared) => declared,
-                None => DataType::from_arrow(&ArrowType::Struct(row_fields.clone()))
+                None => DataType::from_arrow(&ArrowType::Struct(driven.row_fields.clone()))
                     .map_err(|e| DataFusionError::Plan(format!("`{}`: {e}", call.name)))?
                     .not_null(),
             };
-            vec![TableSemantics {
+            Ok(TableSemantics {
                 name: table.name.clone(),
                 data_type,
                 partition_by_columns: table.key_positions.clone(),
                 order_by_columns: Vec::new(),
                 time_column: None,
-            }]
-        }
-        None => Vec::new(),
-    };
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(CallInfo {
         function: call.name.clone(),
         tables,
@@ -78,13 +82,28 @@ fn call_info(call: &PtfCall, row_fields: &Fields) -> Result<CallInfo> {
     })
 }
 
-/// One processor at work.
-pub(super) struct Driver {
-    call: PtfCall,
+/// What a processor knows of one of its inputs (a table argument, or the empty row of a
+/// function without one).
+struct DriverTable {
     keys: Vec<Arc<dyn PhysicalExpr>>,
     row: Vec<Arc<dyn PhysicalExpr>>,
     row_fields: Fields,
+    /// The input column of `rowtime`, with `on_time`.
+    time_column: Option<usize>,
+    /// The sources (numbered across the inputs) of this input's partitions.
+    sources: std::ops::Range<usize>,
+}
+
+/// One processor at work.
+pub(super) struct Driver {
+    call: PtfCall,
+    /// The inputs, in table-argument order.
+    tables: Vec<DriverTable>,
+    /// The input each source belongs to.
+    table_of_source: Vec<usize>,
     prefix: Prefix,
+    /// The output types of the prefix columns (with several tables, each table's keys).
+    prefix_types: Vec<ArrowType>,
     schema: SchemaRef,
     batch_size: usize,
     coalescer: BatchCoalescer,
@@ -102,41 +121,63 @@ pub(super) struct Driver {
     slots: Vec<u32>,
     /// The watermark while each row of the latest batch was processed (reused).
     row_watermarks: Vec<Option<i64>>,
+    /// With several tables, the batch's own table's watermark at each row (reused).
+    own_watermarks: Vec<Option<i64>>,
     /// Every timer fired, with its key's values, when the test harness asks for them.
     pub(super) timer_log: Option<Vec<(Vec<ArrayRef>, FiredTimer)>>,
 }
 
 impl Driver {
     /// Processor `partition`'s driver: its function instance (opened if the function has
-    /// `open`), state, timers and buffers.
-    #[allow(clippy::too_many_arguments)]
+    /// `open`), state, timers and buffers; `sources` partitions of each input feed it.
     pub(super) fn new(
         call: &PtfCall,
-        keys: &[Arc<dyn PhysicalExpr>],
-        row: &[Arc<dyn PhysicalExpr>],
+        inputs: &[PtfInput],
         schema: &SchemaRef,
-        input_schema: &SchemaRef,
         metrics: ProcessorMetrics,
         context: &TaskContext,
-        sources: usize,
+        sources: &[usize],
     ) -> Result<Self> {
+        let mut tables = Vec::with_capacity(inputs.len());
+        let mut table_of_source = Vec::new();
+        for (index, input) in inputs.iter().enumerate() {
+            let input_schema = input.plan.schema();
+            let row_fields: Fields = input
+                .row
+                .iter()
+                .zip(call.tables.get(index).iter().flat_map(|t| &t.row_names))
+                .map(|(expr, name)| {
+                    Ok(Field::new(
+                        name,
+                        expr.data_type(&input_schema)?,
+                        expr.nullable(&input_schema)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?
+                .into();
+            let count = sources.get(index).copied().unwrap_or(1);
+            let first = table_of_source.len();
+            table_of_source.extend(std::iter::repeat_n(index, count));
+            tables.push(DriverTable {
+                keys: input.keys.clone(),
+                row: input.row.clone(),
+                row_fields,
+                time_column: call
+                    .tables
+                    .get(index)
+                    .and_then(|t| t.event_time.as_ref())
+                    .filter(|_| call.on_time)
+                    .map(|t| t.column),
+                sources: first..table_of_source.len(),
+            });
+        }
+        let input_schema = inputs[0].plan.schema();
+        let keys = &inputs[0].keys;
         let key_types = keys
             .iter()
-            .map(|k| k.data_type(input_schema))
+            .map(|k| k.data_type(&input_schema))
             .collect::<Result<Vec<_>>>()?;
-        let row_fields: Fields = row
-            .iter()
-            .zip(call.table.iter().flat_map(|t| &t.row_names))
-            .map(|(expr, name)| {
-                Ok(Field::new(
-                    name,
-                    expr.data_type(input_schema)?,
-                    expr.nullable(input_schema)?,
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?
-            .into();
-        let info = Arc::new(call_info(call, &row_fields)?);
+        let info = Arc::new(call_info(call, &tables)?);
         let scalars = call
             .scalars
             .iter()
@@ -179,15 +220,26 @@ impl Driver {
             call.spec.state.clone(),
             stores,
             sorter,
-            sources,
+            table_of_source.len(),
         )?;
+        let prefix = prefix_of(call);
+        let prefix_types = match prefix {
+            Prefix::Keys => {
+                let count: usize = call.tables.iter().map(|t| t.keys.len()).sum();
+                schema.fields()[..count]
+                    .iter()
+                    .map(|f| f.data_type().clone())
+                    .collect()
+            }
+            Prefix::None | Prefix::AllColumns => Vec::new(),
+        };
         let batch_size = context.session_config().batch_size();
         Ok(Driver {
             call: call.clone(),
-            keys: keys.to_vec(),
-            row: row.to_vec(),
-            row_fields,
-            prefix: prefix_of(call),
+            tables,
+            table_of_source,
+            prefix,
+            prefix_types,
             schema: schema.clone(),
             batch_size,
             // Batches of at least half the batch size go on as they are, without a copy.
@@ -197,14 +249,14 @@ impl Driver {
             state,
             metrics,
             time_type: call
-                .event_time
-                .as_ref()
+                .event_time()
                 .filter(|_| call.on_time)
                 .map(|t| input_schema.field(t.column).data_type().clone()),
             fired: Vec::new(),
             released: Vec::new(),
             slots: Vec::new(),
             row_watermarks: Vec::new(),
+            own_watermarks: Vec::new(),
             timer_log: None,
         })
     }
@@ -263,6 +315,12 @@ impl Driver {
         self.state.watermarks().current()
     }
 
+    /// Table argument `table`'s watermark: the minimum over its input partitions.
+    fn table_watermark(&self, table: usize) -> Option<i64> {
+        let sources = self.tables[table].sources.clone();
+        self.state.watermarks().current_of(sources)
+    }
+
     /// Moves `source`'s watermark forward (never back).
     fn advance(&mut self, source: usize, watermark: i64) {
         self.state.watermarks_mut().advance(source, watermark);
@@ -283,10 +341,22 @@ impl Driver {
                 if self.state.is_ordered() {
                     return self.receive_ordered(source, &batch, times, before, after, now);
                 }
+                let table = self.table_of_source.get(source).copied().unwrap_or(0);
+                let several = self.tables.len() > 1;
+                // Each table's watermark before the batch (only the batch's own moves in it).
+                let at_start: Vec<Option<i64>> = if several {
+                    (0..self.tables.len())
+                        .map(|t| self.table_watermark(t))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 // The watermark while each row is processed; where it moves, the function
                 // fires the timers it made due before the row (rule 26 of docs/semantics.md).
                 let mut watermarks = std::mem::take(&mut self.row_watermarks);
+                let mut own = std::mem::take(&mut self.own_watermarks);
                 watermarks.clear();
+                own.clear();
                 let mut moves = false;
                 if let Some(before) = &before {
                     for before in before {
@@ -296,6 +366,9 @@ impl Driver {
                         let current = self.watermark();
                         moves |= watermarks.last().is_some_and(|last| *last != current);
                         watermarks.push(current);
+                        if several {
+                            own.push(self.table_watermark(table));
+                        }
                     }
                 }
                 let trace = match (moves, watermarks.first()) {
@@ -303,8 +376,28 @@ impl Driver {
                     (false, Some(first)) => WatermarkTrace::constant(*first),
                     (false, None) => WatermarkTrace::constant(self.watermark()),
                 };
-                let pushed = self.push(&batch, times.as_deref(), trace, now);
+                let table_watermarks = if several {
+                    TableWatermarks {
+                        at_start: &at_start,
+                        own: Some(if own.is_empty() {
+                            WatermarkTrace::constant(at_start[table])
+                        } else {
+                            WatermarkTrace::per_row(&own)
+                        }),
+                    }
+                } else {
+                    TableWatermarks::single()
+                };
+                let pushed = self.push(
+                    table,
+                    &batch,
+                    times.as_deref(),
+                    trace,
+                    table_watermarks,
+                    now,
+                );
                 self.row_watermarks = watermarks;
+                self.own_watermarks = own;
                 pushed?;
                 if let Some(after) = after {
                     self.advance(source, after);
@@ -424,9 +517,11 @@ impl Driver {
                 WatermarkTrace::constant(under[0])
             };
             self.push(
+                0,
                 &released.batch,
                 Some(&released.times),
                 trace.with_firings(&firings),
+                TableWatermarks::single(),
                 now,
             )?;
         }
@@ -507,15 +602,17 @@ impl Driver {
         let Ok(columns) = self.state.key_arrays(&[slot]) else {
             return String::new();
         };
+        // Named as the first table's PARTITION BY names them.
+        let names = self.call.tables.first().map_or(&[][..], |t| &t.keys[..]);
         let parts: Vec<String> = columns
             .iter()
-            .zip(&self.keys)
+            .zip(names)
             .filter_map(|(column, expr)| {
                 let value = display_value(column.as_ref(), 0)?;
-                let name = expr
-                    .as_ref()
-                    .downcast_ref::<datafusion::physical_expr::expressions::Column>()
-                    .map_or_else(|| expr.to_string(), |c| c.name().to_owned());
+                let name = match expr {
+                    datafusion::logical_expr::Expr::Column(c) => c.name.clone(),
+                    other => other.to_string(),
+                };
                 Some(format!("{name} => {value}"))
             })
             .collect();
@@ -526,13 +623,31 @@ impl Driver {
         }
     }
 
+    /// The output's prefix from a call's key columns: with several tables, each table's
+    /// PARTITION BY columns — the same key, in each table's types (Flink's output).
+    fn key_prefix(&self, keys: Vec<ArrayRef>) -> Result<Vec<ArrayRef>> {
+        if self.tables.len() <= 1 {
+            return Ok(keys);
+        }
+        let mut prefix = Vec::with_capacity(self.prefix_types.len());
+        for ty in self.prefix_types.iter() {
+            let key = &keys[prefix.len() % keys.len().max(1)];
+            prefix.push(if key.data_type() == ty {
+                key.clone()
+            } else {
+                cast(key, ty)?
+            });
+        }
+        Ok(prefix)
+    }
+
     /// The keys and times of fired timers, for the rows they emitted.
     fn timer_columns(&self, fired: &[FiredTimer]) -> Result<(Vec<ArrayRef>, Vec<ArrayRef>)> {
         if fired.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
         let slots: Vec<u32> = fired.iter().map(|t| t.key).collect();
-        let keys = self.state.key_arrays(&slots)?;
+        let keys = self.key_prefix(self.state.key_arrays(&slots)?)?;
         let times = match &self.time_type {
             Some(time_type) => {
                 let tz = match time_type {
@@ -596,13 +711,15 @@ impl Driver {
         self.metrics.rows_waiting.set(self.state.rows_waiting());
     }
 
-    /// Calls `eval` for every row of `batch`, under the watermarks of `trace`; timers fire
-    /// before a row at its watermark and at the trace's firings.
+    /// Calls `eval` for every row of `batch` (of input `table`), under the watermarks of
+    /// `trace`; timers fire before a row at its watermark and at the trace's firings.
     fn push(
         &mut self,
+        table: usize,
         batch: &RecordBatch,
         times: Option<&[i64]>,
         trace: WatermarkTrace<'_>,
+        table_watermarks: TableWatermarks<'_>,
         now: i64,
     ) -> Result<()> {
         let rows = batch.num_rows();
@@ -617,32 +734,31 @@ impl Driver {
                 .map(|e| e.evaluate(batch)?.into_array(rows))
                 .collect::<Result<Vec<ArrayRef>>>()
         };
-        let keys = evaluate(&self.keys)?;
+        let input = &self.tables[table];
+        let keys = evaluate(&input.keys)?;
         let mut slots = std::mem::take(&mut self.slots);
         if self.call.keyed() {
             self.state.slots(&keys, rows, &mut slots)?;
         }
-        let table = match &self.call.table {
+        let argument = match self.call.tables.get(table) {
             Some(_) => Some(ArgColumn::array(Arc::new(StructArray::try_new(
-                self.row_fields.clone(),
-                evaluate(&self.row)?,
+                input.row_fields.clone(),
+                evaluate(&input.row)?,
                 None,
             )?))),
             None => None,
         };
+        // `rowtime`: the emitting row's time.
+        let suffix: Vec<ArrayRef> = input
+            .time_column
+            .iter()
+            .map(|column| batch.column(*column).clone())
+            .collect();
         let prefix: Vec<ArrayRef> = match self.prefix {
             Prefix::None => Vec::new(),
-            Prefix::Keys => keys,
+            Prefix::Keys => self.key_prefix(keys)?,
             Prefix::AllColumns => batch.columns().to_vec(),
         };
-        // `rowtime`: the emitting row's time.
-        let suffix: Vec<ArrayRef> = self
-            .call
-            .event_time
-            .iter()
-            .filter(|_| self.call.on_time)
-            .map(|t| batch.column(t.column).clone())
-            .collect();
         let mut output = CallOutput::default();
         let mut fired = std::mem::take(&mut self.fired);
         fired.clear();
@@ -650,12 +766,14 @@ impl Driver {
         let (stores, timers) = self.state.call_parts();
         let mut call = ProcessCall {
             rows: Rows {
-                table: table.as_ref(),
+                table: argument.as_ref(),
+                table_index: table,
                 count: rows,
                 keys: &slots,
                 times,
             },
             watermarks: trace,
+            table_watermarks,
             now,
             state: stores,
             timers: timers as &mut dyn Timers,
@@ -683,7 +801,7 @@ impl Driver {
                 Err(self.timer_failed(&message, &fired, position))
             }
             (Some(message), Position::Row(row)) => {
-                let values = describe_input_row(table.as_ref(), row);
+                let values = describe_input_row(argument.as_ref(), row);
                 exec_err!(
                     "process table function `{}` {message} (row {row} of the batch{values})",
                     self.call.name

@@ -116,7 +116,7 @@ fn driver(session: &Session, exec: &Arc<dyn ExecutionPlan>, sources: usize) -> D
     let exec = (exec.as_ref() as &dyn Any)
         .downcast_ref::<PtfExec>()
         .expect("a PTF exec");
-    exec.driver(&session.task_ctx(), sources)
+    exec.driver(&session.task_ctx(), &[sources])
         .expect("a processor")
 }
 

@@ -1,8 +1,9 @@
 //! `ProcessTableFunctionExec`: one virtual processor per output partition.
 //!
 //! Set semantics with PARTITION BY: the exec routes rows by key hash to the session's target
-//! partitions (router.rs), so equal keys meet in one processor (rule 19 of docs/semantics.md). Without PARTITION
-//! BY one processor sees everything; row semantics keep the input's partitions. Each
+//! partitions (router.rs), so equal keys meet in one processor (rule 19 of docs/semantics.md) —
+//! with several table arguments, equal keys of every table (they are co-partitioned). Without
+//! PARTITION BY one processor sees everything; row semantics keep the input's partitions. Each
 //! processor (driver.rs) calls `eval` in input order, with typed state per key slot.
 
 use std::fmt;
@@ -13,7 +14,9 @@ use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
-use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
+use datafusion::physical_plan::execution_plan::{
+    Boundedness, EmissionType, apply_expression_roots,
+};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
@@ -24,14 +27,21 @@ use udf_core::Semantics;
 use super::call::PtfCall;
 use super::driver::{Driver, ProcessorMetrics};
 use super::node::describe;
-use super::router::Router;
+use super::router::{Router, RouterInput};
+
+/// One input of the exec: a table argument's plan (or one empty row, without a table), its
+/// PARTITION BY keys (cast to the key types all tables share) and the function's row.
+#[derive(Debug, Clone)]
+pub struct PtfInput {
+    pub plan: Arc<dyn ExecutionPlan>,
+    pub keys: Vec<Arc<dyn PhysicalExpr>>,
+    pub row: Vec<Arc<dyn PhysicalExpr>>,
+}
 
 #[derive(Debug)]
 pub struct PtfExec {
-    input: Arc<dyn ExecutionPlan>,
+    inputs: Vec<PtfInput>,
     call: PtfCall,
-    keys: Vec<Arc<dyn PhysicalExpr>>,
-    row: Vec<Arc<dyn PhysicalExpr>>,
     schema: SchemaRef,
     /// Processors when routing by key (the session's target partitions).
     processors: usize,
@@ -52,41 +62,49 @@ enum Routing {
 }
 
 impl PtfExec {
-    pub fn new(
-        input: Arc<dyn ExecutionPlan>,
-        call: PtfCall,
-        keys: Vec<Arc<dyn PhysicalExpr>>,
-        row: Vec<Arc<dyn PhysicalExpr>>,
-        schema: SchemaRef,
-        processors: usize,
-    ) -> Self {
-        let routing = routing(&call, &keys);
+    pub fn new(inputs: Vec<PtfInput>, call: PtfCall, schema: SchemaRef, processors: usize) -> Self {
+        let routing = routing(&call, &inputs);
         let partitions = match routing {
             Routing::Single => 1,
             Routing::ByKey => processors.max(1),
-            Routing::AsIs => input.output_partitioning().partition_count(),
+            Routing::AsIs => inputs[0].plan.output_partitioning().partition_count(),
         };
+        let router_inputs = inputs
+            .iter()
+            .enumerate()
+            .map(|(index, input)| RouterInput {
+                plan: input.plan.clone(),
+                keys: match routing {
+                    Routing::ByKey => input.keys.clone(),
+                    Routing::Single | Routing::AsIs => Vec::new(),
+                },
+                event_time: call.tables.get(index).and_then(|t| t.event_time.clone()),
+            })
+            .collect();
         let router = Arc::new(Router::new(
-            input.clone(),
-            match routing {
-                Routing::ByKey => keys.clone(),
-                Routing::Single | Routing::AsIs => Vec::new(),
-            },
-            call.event_time.clone(),
+            router_inputs,
             partitions,
             routing == Routing::AsIs,
         ));
+        let bounded = if inputs
+            .iter()
+            .all(|i| matches!(i.plan.boundedness(), Boundedness::Bounded))
+        {
+            Boundedness::Bounded
+        } else {
+            Boundedness::Unbounded {
+                requires_infinite_memory: false,
+            }
+        };
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(partitions),
             EmissionType::Incremental,
-            input.boundedness(),
+            bounded,
         ));
         PtfExec {
-            input,
+            inputs,
             call,
-            keys,
-            row,
             schema,
             processors,
             router,
@@ -96,14 +114,14 @@ impl PtfExec {
     }
 
     fn routing(&self) -> Routing {
-        routing(&self.call, &self.keys)
+        routing(&self.call, &self.inputs)
     }
 }
 
-fn routing(call: &PtfCall, keys: &[Arc<dyn PhysicalExpr>]) -> Routing {
-    match &call.table {
+fn routing(call: &PtfCall, inputs: &[PtfInput]) -> Routing {
+    match call.tables.first() {
         Some(table) if table.semantics == Semantics::Row => Routing::AsIs,
-        Some(_) if !keys.is_empty() => Routing::ByKey,
+        Some(_) if inputs.iter().any(|i| !i.keys.is_empty()) => Routing::ByKey,
         _ => Routing::Single,
     }
 }
@@ -122,15 +140,13 @@ impl PtfExec {
         found
     }
 
-    /// A processor of this exec reading `sources` input partitions, fed by the caller (the
-    /// test harness, driver tests).
-    pub(super) fn driver(&self, context: &TaskContext, sources: usize) -> Result<Driver> {
+    /// A processor of this exec reading `sources` partitions of each input, fed by the
+    /// caller (the test harness, driver tests).
+    pub(super) fn driver(&self, context: &TaskContext, sources: &[usize]) -> Result<Driver> {
         Driver::new(
             &self.call,
-            &self.keys,
-            &self.row,
+            &self.inputs,
             &self.schema,
-            &self.input.schema(),
             ProcessorMetrics::new(&self.metrics, 0),
             context,
             sources,
@@ -165,20 +181,23 @@ impl ExecutionPlan for PtfExec {
 
     fn input_distribution_requirements(&self) -> InputDistributionRequirements {
         // The exec routes rows to its processors itself, watermarks with them.
-        InputDistributionRequirements::new(vec![Distribution::UnspecifiedDistribution])
+        InputDistributionRequirements::new(vec![
+            Distribution::UnspecifiedDistribution;
+            self.inputs.len()
+        ])
     }
 
     /// Each processor sees its rows in input order (rule 32 of docs/semantics.md with one processor).
     fn maintains_input_order(&self) -> Vec<bool> {
-        vec![false]
+        vec![false; self.inputs.len()]
     }
 
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
+        vec![false; self.inputs.len()]
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
+        self.inputs.iter().map(|input| &input.plan).collect()
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
@@ -189,21 +208,37 @@ impl ExecutionPlan for PtfExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        apply_expression_roots(self.keys.iter().chain(&self.row), f)
+        apply_expression_roots(
+            self.inputs
+                .iter()
+                .flat_map(|input| input.keys.iter().chain(&input.row)),
+            f,
+        )
     }
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.len() != 1 {
-            return internal_err!("ProcessTableFunctionExec takes one input");
+        if children.len() != self.inputs.len() {
+            return internal_err!(
+                "ProcessTableFunctionExec takes {} input(s), not {}",
+                self.inputs.len(),
+                children.len()
+            );
         }
+        let inputs = self
+            .inputs
+            .iter()
+            .zip(children)
+            .map(|(input, plan)| PtfInput {
+                plan,
+                ..input.clone()
+            })
+            .collect();
         Ok(Arc::new(PtfExec::new(
-            children.swap_remove(0),
+            inputs,
             self.call.clone(),
-            self.keys.clone(),
-            self.row.clone(),
             self.schema.clone(),
             self.processors,
         )))
@@ -217,13 +252,11 @@ impl ExecutionPlan for PtfExec {
         let inbox = self.router.inbox(partition, context.clone())?;
         let driver = Driver::new(
             &self.call,
-            &self.keys,
-            &self.row,
+            &self.inputs,
             &self.schema,
-            &self.input.schema(),
             ProcessorMetrics::new(&self.metrics, partition),
             &context,
-            inbox.sources,
+            &inbox.sources,
         )?;
         Ok(driver.run(inbox, self.schema.clone()))
     }

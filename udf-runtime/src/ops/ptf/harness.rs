@@ -46,35 +46,57 @@ pub struct FiredTimer {
     pub time: i64,
 }
 
+/// One table argument of the harness's call.
+struct HarnessTable {
+    /// The argument's name in the function's signature.
+    argument: String,
+    schema: SchemaRef,
+    partition_by: Vec<String>,
+}
+
 /// How the harness calls the function (see [`PtfHarness::builder`]).
 pub struct PtfHarnessBuilder {
     session: Session,
     function: String,
-    schema: SchemaRef,
-    table: String,
-    partition_by: Vec<String>,
-    on_time: Option<String>,
+    /// The table arguments; the last one is the one `table` and `partition_by` set.
+    tables: Vec<HarnessTable>,
+    on_time: Vec<String>,
     args: Vec<(String, ScalarValue)>,
     registered: Result<()>,
 }
 
 impl PtfHarnessBuilder {
-    /// The name of the function's table argument (`input` by default).
+    /// The name of the function's table argument (`input` by default) — the latest one
+    /// given, with several.
     pub fn table(mut self, name: &str) -> Self {
-        self.table = name.to_owned();
+        self.latest().argument = name.to_owned();
         self
     }
 
-    /// The PARTITION BY columns of the input.
+    /// Another table argument `name` of the function, with rows of `schema`: the next
+    /// `partition_by` is its own. Rows go to it with [`PtfHarness::push_to`].
+    pub fn and_table(mut self, name: &str, schema: SchemaRef) -> Self {
+        self.tables.push(HarnessTable {
+            argument: name.to_owned(),
+            schema,
+            partition_by: Vec::new(),
+        });
+        self
+    }
+
+    /// The PARTITION BY columns of the (latest) table.
     pub fn partition_by<'a>(mut self, columns: impl IntoIterator<Item = &'a str>) -> Self {
-        self.partition_by = columns.into_iter().map(str::to_owned).collect();
+        self.latest().partition_by = columns.into_iter().map(str::to_owned).collect();
         self
     }
 
-    /// The input's time column (`on_time => DESCRIPTOR(column)`): rows carry their time, and
-    /// [`PtfHarness::advance_watermark`] moves the watermark.
+    /// The time column (`on_time => DESCRIPTOR(column)`): rows carry their time, and
+    /// [`PtfHarness::advance_watermark`] moves the watermark. With several tables, each
+    /// table's time column is the one of these names it has (call `on_time` once per name).
     pub fn on_time(mut self, column: &str) -> Self {
-        self.on_time = Some(column.to_owned());
+        if !self.on_time.iter().any(|c| c == column) {
+            self.on_time.push(column.to_owned());
+        }
         self
     }
 
@@ -84,27 +106,50 @@ impl PtfHarnessBuilder {
         self
     }
 
+    fn latest(&mut self) -> &mut HarnessTable {
+        self.tables
+            .last_mut()
+            .expect("the builder starts with a table")
+    }
+
     /// Plans the call and makes its processor (opening the function if it has `open`).
     pub async fn build(self) -> Result<PtfHarness> {
         self.registered?;
         let session = self.session;
-        let empty = RecordBatch::new_empty(self.schema.clone());
-        let table = MemTable::try_new(self.schema.clone(), vec![vec![empty]])?;
-        session.register_table(INPUT, Arc::new(table))?;
-        let time = match &self.on_time {
-            Some(column) => {
-                session.declare_watermark(INPUT, column, std::time::Duration::ZERO);
-                Some((self.schema.index_of(column)?, column.clone()))
+        let mut args = Vec::new();
+        let mut inputs = Vec::new();
+        for (index, table) in self.tables.iter().enumerate() {
+            let registered = if index == 0 {
+                INPUT.to_owned()
+            } else {
+                format!("{INPUT}_{index}")
+            };
+            let empty = RecordBatch::new_empty(table.schema.clone());
+            let memory = MemTable::try_new(table.schema.clone(), vec![vec![empty]])?;
+            session.register_table(registered.as_str(), Arc::new(memory))?;
+            let time = self
+                .on_time
+                .iter()
+                .find_map(|column| Some((table.schema.index_of(column).ok()?, column.clone())));
+            if let Some((_, column)) = &time {
+                session.declare_watermark(&registered, column, std::time::Duration::ZERO);
             }
-            None => None,
-        };
-        let mut args = vec![format!("{} => TABLE {INPUT}", quoted(&self.table))];
-        if !self.partition_by.is_empty() {
-            let keys: Vec<String> = self.partition_by.iter().map(|k| quoted(k)).collect();
-            args[0].push_str(&format!(" PARTITION BY {}", keys.join(", ")));
+            let mut arg = format!("{} => TABLE {registered}", quoted(&table.argument));
+            if !table.partition_by.is_empty() {
+                let keys: Vec<String> = table.partition_by.iter().map(|k| quoted(k)).collect();
+                arg.push_str(&format!(" PARTITION BY {}", keys.join(", ")));
+            }
+            args.push(arg);
+            inputs.push(HarnessInput {
+                argument: table.argument.clone(),
+                schema: table.schema.clone(),
+                time,
+                watermark: None,
+            });
         }
-        if let Some(column) = &self.on_time {
-            args.push(format!("on_time => DESCRIPTOR({})", quoted(column)));
+        if !self.on_time.is_empty() {
+            let columns: Vec<String> = self.on_time.iter().map(|c| quoted(c)).collect();
+            args.push(format!("on_time => DESCRIPTOR({})", columns.join(", ")));
         }
         for (name, value) in &self.args {
             args.push(format!("{} => {}", quoted(name), literal(name, value)?));
@@ -121,18 +166,26 @@ impl PtfHarnessBuilder {
         let exec = (exec.as_ref() as &dyn Any)
             .downcast_ref::<PtfExec>()
             .expect("found as a PtfExec");
-        let mut driver = exec.driver(&session.task_ctx(), 1)?;
+        // One source per table: source `i` is table `i`.
+        let mut driver = exec.driver(&session.task_ctx(), &vec![1; inputs.len()])?;
         driver.timer_log = Some(Vec::new());
         Ok(PtfHarness {
             _session: session,
             driver,
-            schema: self.schema,
-            time,
-            watermark: None,
+            inputs,
             now: 0,
             ended: false,
         })
     }
+}
+
+/// One table argument as the harness feeds it.
+struct HarnessInput {
+    argument: String,
+    schema: SchemaRef,
+    /// The input column of `on_time`, and its name.
+    time: Option<(usize, String)>,
+    watermark: Option<i64>,
 }
 
 /// One processor of a process table function, driven by a test. See the module's comment.
@@ -140,16 +193,15 @@ pub struct PtfHarness {
     /// Keeps the function and the planned call alive.
     _session: Session,
     driver: Driver,
-    schema: SchemaRef,
-    /// The input column of `on_time`, and its name.
-    time: Option<(usize, String)>,
-    watermark: Option<i64>,
+    /// The table arguments, in the order the builder gave them (the driver's sources).
+    inputs: Vec<HarnessInput>,
     now: i64,
     ended: bool,
 }
 
 impl PtfHarness {
-    /// A harness for `function` reading rows of `schema`.
+    /// A harness for `function` reading rows of `schema` (its table argument; more with
+    /// [`PtfHarnessBuilder::and_table`]).
     pub fn builder(function: impl UserFunction, schema: SchemaRef) -> PtfHarnessBuilder {
         let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
         let function = function.into_function();
@@ -158,34 +210,56 @@ impl PtfHarness {
         PtfHarnessBuilder {
             session,
             function: name,
-            schema,
-            table: "input".to_owned(),
-            partition_by: Vec::new(),
-            on_time: None,
+            tables: vec![HarnessTable {
+                argument: "input".to_owned(),
+                schema,
+                partition_by: Vec::new(),
+            }],
+            on_time: Vec::new(),
             args: Vec::new(),
             registered,
         }
     }
 
     /// Hands the function the rows of `batch` (of the input's schema), in order, under the
-    /// current watermark; timers the rows register fire when the watermark passes them.
+    /// current watermark; timers the rows register fire when the watermark passes them. With
+    /// several tables, name the table: [`PtfHarness::push_to`].
     pub fn push(&mut self, batch: RecordBatch) -> Result<()> {
-        self.check_open()?;
-        if batch.schema().fields() != self.schema.fields() {
+        if self.inputs.len() > 1 {
             return plan_err!(
-                "the batch's columns {:?} are not the harness input's {:?}",
+                "the harness has {} tables ({}): push rows with `push_to(table, batch)`",
+                self.inputs.len(),
+                self.table_names()
+            );
+        }
+        self.push_at(0, batch)
+    }
+
+    /// Hands table argument `table` the rows of `batch` (of that table's schema).
+    pub fn push_to(&mut self, table: &str, batch: RecordBatch) -> Result<()> {
+        let index = self.table_index(table)?;
+        self.push_at(index, batch)
+    }
+
+    fn push_at(&mut self, source: usize, batch: RecordBatch) -> Result<()> {
+        self.check_open()?;
+        let input = &self.inputs[source];
+        if batch.schema().fields() != input.schema.fields() {
+            return plan_err!(
+                "the batch's columns {:?} are not those of the harness table `{}`: {:?}",
                 batch.schema().fields(),
-                self.schema.fields()
+                input.argument,
+                input.schema.fields()
             );
         }
         let rows = batch.num_rows();
-        let times = match &self.time {
+        let times = match &input.time {
             Some((column, name)) => Some(time_millis(batch.column(*column).as_ref(), name)?),
             None => None,
         };
-        let before = times.as_ref().map(|_| vec![self.watermark; rows]);
+        let before = times.as_ref().map(|_| vec![input.watermark; rows]);
         self.driver.receive(Routed::Rows {
-            source: 0,
+            source,
             batch,
             times,
             before,
@@ -194,23 +268,43 @@ impl PtfHarness {
         })
     }
 
-    /// Moves the watermark to `watermark` (epoch ms; never back): timers at or before it
-    /// fire, and with ORDER BY the rows it passes reach `eval`.
+    /// Moves the watermark of every table to `watermark` (epoch ms; never back): timers at
+    /// or before it fire, and with ORDER BY the rows it passes reach `eval`.
     pub fn advance_watermark(&mut self, watermark: i64) -> Result<()> {
-        self.check_open()?;
-        if self.time.is_none() {
+        if self.inputs.iter().all(|input| input.time.is_none()) {
             return exec_err!("the harness has no `on_time` column, so no watermark");
         }
-        if self.watermark.is_some_and(|w| watermark < w) {
+        for source in 0..self.inputs.len() {
+            if self.inputs[source].time.is_some() {
+                self.advance_at(source, watermark)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the watermark of table argument `table` only: the processor's watermark, which
+    /// fires timers, is the minimum over the tables.
+    pub fn advance_table_watermark(&mut self, table: &str, watermark: i64) -> Result<()> {
+        let index = self.table_index(table)?;
+        if self.inputs[index].time.is_none() {
+            return exec_err!("table `{table}` of the harness has no `on_time` column");
+        }
+        self.advance_at(index, watermark)
+    }
+
+    fn advance_at(&mut self, source: usize, watermark: i64) -> Result<()> {
+        self.check_open()?;
+        let input = &mut self.inputs[source];
+        if input.watermark.is_some_and(|w| watermark < w) {
             return exec_err!(
                 "the watermark moves forward only: it is {}, not {watermark}",
-                self.watermark.unwrap_or_default()
+                input.watermark.unwrap_or_default()
             );
         }
-        self.watermark = Some(watermark);
+        input.watermark = Some(watermark);
         self.driver.receive(Routed::Rows {
-            source: 0,
-            batch: RecordBatch::new_empty(self.schema.clone()),
+            source,
+            batch: RecordBatch::new_empty(input.schema.clone()),
             times: Some(Vec::new()),
             before: Some(Vec::new()),
             after: Some(watermark),
@@ -218,17 +312,35 @@ impl PtfHarness {
         })
     }
 
+    fn table_index(&self, table: &str) -> Result<usize> {
+        match self.inputs.iter().position(|input| input.argument == table) {
+            Some(index) => Ok(index),
+            None => plan_err!(
+                "the harness has no table `{table}` (its tables: {})",
+                self.table_names()
+            ),
+        }
+    }
+
+    fn table_names(&self) -> String {
+        let names: Vec<&str> = self.inputs.iter().map(|i| i.argument.as_str()).collect();
+        names.join(", ")
+    }
+
     /// Sets the processing time (epoch ms) later calls run at: state TTL is measured on it.
     pub fn set_processing_time(&mut self, now: i64) {
         self.now = now;
     }
 
-    /// Ends the input, as a bounded query does: the watermark goes to +∞ and every pending
-    /// timer fires once, in time order.
+    /// Ends the input (of every table), as a bounded query does: the watermark goes to +∞
+    /// and every pending timer fires once, in time order.
     pub fn end_input(&mut self) -> Result<()> {
         self.check_open()?;
         self.ended = true;
-        self.driver.receive(Routed::End { source: 0 })
+        for source in 0..self.inputs.len() {
+            self.driver.receive(Routed::End { source })?;
+        }
+        Ok(())
     }
 
     /// The rows emitted since the last call, as the query would output them.

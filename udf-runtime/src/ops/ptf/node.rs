@@ -1,6 +1,7 @@
-//! The `ProcessTableFunction` logical node: the input table, the call, and the output
-//! schema (rule 20 of docs/semantics.md): PARTITION BY columns (or every column, when passed through), then the
-//! function's columns.
+//! The `ProcessTableFunction` logical node: one input per table argument (or one empty row
+//! without a table), the call, and the output schema (rule 20 of docs/semantics.md): the
+//! PARTITION BY columns of each table (or every column of the one table, when passed
+//! through), then the function's columns.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -13,34 +14,38 @@ use datafusion::common::{DFSchema, DFSchemaRef, Result, TableReference};
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, UserDefinedLogicalNodeCore};
 use udf_core::Semantics;
 
-use super::call::{PtfCall, unique_names};
+use super::call::{PtfCall, TableBinding, unique_names};
 
 /// The name of the output column holding event time (Flink's).
 pub const ROWTIME: &str = "rowtime";
 
 #[derive(Clone, Debug)]
 pub struct PtfNode {
-    pub input: LogicalPlan,
+    /// The plan of each table argument, in declaration order.
+    pub inputs: Vec<LogicalPlan>,
     pub call: PtfCall,
     pub schema: DFSchemaRef,
 }
 
 impl PtfNode {
-    pub fn try_new(input: LogicalPlan, call: PtfCall) -> Result<Self> {
-        let input_schema = input.schema().clone();
-        let mut fields: Vec<FieldRef> = match &call.table {
-            Some(table) if table.pass_through => input_schema.fields().iter().cloned().collect(),
-            Some(table) if table.semantics == Semantics::Set => table
-                .keys
-                .iter()
-                .map(|key| key.to_field(&input_schema).map(|(_, f)| f))
-                .collect::<Result<_>>()?,
-            _ => Vec::new(),
-        };
+    pub fn try_new(inputs: Vec<LogicalPlan>, call: PtfCall) -> Result<Self> {
+        let mut fields: Vec<FieldRef> = Vec::new();
+        for (table, input) in call.tables.iter().zip(&inputs) {
+            let input_schema = input.schema();
+            if table.pass_through {
+                fields.extend(input_schema.fields().iter().cloned());
+            } else if table.semantics == Semantics::Set {
+                for key in &table.keys {
+                    fields.push(key.to_field(input_schema)?.1);
+                }
+            }
+        }
         fields.extend(call.function_fields()?.into_iter().map(Arc::new));
         // With `on_time`, `rowtime`: the time of the row (or timer) that emitted.
-        if let Some(event_time) = call.event_time.as_ref().filter(|_| call.on_time) {
-            let field = input_schema.field(event_time.column);
+        if let (Some(event_time), Some(input)) =
+            (call.event_time().filter(|_| call.on_time), inputs.first())
+        {
+            let field = input.schema().field(event_time.column);
             fields.push(Arc::new(
                 field
                     .as_ref()
@@ -58,7 +63,7 @@ impl PtfNode {
             .collect();
         let schema = DFSchema::new_with_metadata(fields, HashMap::new())?;
         Ok(PtfNode {
-            input,
+            inputs,
             call,
             schema: Arc::new(schema),
         })
@@ -67,7 +72,7 @@ impl PtfNode {
 
 impl PartialEq for PtfNode {
     fn eq(&self, other: &Self) -> bool {
-        self.call == other.call && self.input == other.input
+        self.call == other.call && self.inputs == other.inputs
     }
 }
 
@@ -76,7 +81,7 @@ impl Eq for PtfNode {}
 impl Hash for PtfNode {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.call.name.hash(state);
-        self.call.table.hash(state);
+        self.call.tables.hash(state);
     }
 }
 
@@ -95,82 +100,52 @@ impl UserDefinedLogicalNodeCore for PtfNode {
     }
 
     fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![&self.input]
+        self.inputs.iter().collect()
     }
 
     fn schema(&self) -> &DFSchemaRef {
         &self.schema
     }
 
+    /// Each table's keys, then its row.
     fn expressions(&self) -> Vec<Expr> {
-        match &self.call.table {
-            Some(table) => table.keys.iter().chain(&table.row).cloned().collect(),
-            None => Vec::new(),
-        }
+        self.call
+            .tables
+            .iter()
+            .flat_map(|table| table.keys.iter().chain(&table.row))
+            .cloned()
+            .collect()
     }
 
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "ProcessTableFunction: {}", describe(&self.call))
     }
 
-    fn with_exprs_and_inputs(
-        &self,
-        exprs: Vec<Expr>,
-        mut inputs: Vec<LogicalPlan>,
-    ) -> Result<Self> {
+    fn with_exprs_and_inputs(&self, exprs: Vec<Expr>, inputs: Vec<LogicalPlan>) -> Result<Self> {
         let mut node = self.clone();
-        if let Some(table) = node.call.table.as_mut() {
-            let keys = table.keys.len();
-            table.keys = exprs[..keys].to_vec();
-            table.row = exprs[keys..].to_vec();
+        let mut exprs = exprs.into_iter();
+        for table in &mut node.call.tables {
+            table.keys = exprs.by_ref().take(table.keys.len()).collect();
+            table.row = exprs.by_ref().take(table.row.len()).collect();
         }
-        node.input = inputs.swap_remove(0);
+        node.inputs = inputs;
         Ok(node)
     }
 }
 
-/// `name(input => TABLE PARTITION BY [k] SET SEMANTICS, threshold => 5) state=[..] uid=..`
+/// `name(input => TABLE PARTITION BY [k] (set semantics), threshold => 5) state=[..] uid=..`
 pub fn describe(call: &PtfCall) -> String {
     let signature = &call.spec.signatures[0];
     let mut scalars = call.scalars.iter();
+    let mut tables = call.tables.iter();
     let args: Vec<String> = signature
         .args
         .iter()
-        .map(|arg| match (&arg.ty, &call.table) {
-            (udf_core::ArgType::Table(_), Some(table)) => {
-                let keys: Vec<String> = table.keys.iter().map(ToString::to_string).collect();
-                let semantics = match table.semantics {
-                    Semantics::Row => "row semantics",
-                    Semantics::Set => "set semantics",
-                };
-                let through = if table.pass_through {
-                    ", pass columns through"
-                } else {
-                    ""
-                };
-                let order = if table.order_by.is_empty() {
-                    String::new()
-                } else {
-                    let columns: Vec<String> = table
-                        .order_by
-                        .iter()
-                        .zip(&table.order_names)
-                        .map(|((_, desc, nulls_first), c)| {
-                            format!(
-                                "{c}{}{}",
-                                if *desc { " DESC" } else { "" },
-                                if *nulls_first { " NULLS FIRST" } else { "" }
-                            )
-                        })
-                        .collect();
-                    format!(" ORDER BY [{}]", columns.join(", "))
-                };
-                format!(
-                    "{} => TABLE PARTITION BY [{}]{order} ({semantics}{through})",
-                    arg.name,
-                    keys.join(", ")
-                )
-            }
+        .map(|arg| match &arg.ty {
+            udf_core::ArgType::Table(_) => match tables.next() {
+                Some(table) => describe_table(table),
+                None => format!("{} => ?", arg.name),
+            },
             _ => {
                 let value = scalars.next().map_or("?".to_owned(), |v| match v {
                     datafusion::common::ScalarValue::Utf8(Some(s)) => format!("'{s}'"),
@@ -185,15 +160,23 @@ pub fn describe(call: &PtfCall) -> String {
         let state: Vec<String> = call.spec.state.iter().map(ToString::to_string).collect();
         text.push_str(&format!(" state=[{}]", state.join(", ")));
     }
-    if let Some(event_time) = &call.event_time {
-        let on_time = if call.on_time {
-            format!(" on_time={}", event_time.name)
+    let several = call.tables.len() > 1;
+    for table in &call.tables {
+        let Some(event_time) = &table.event_time else {
+            continue;
+        };
+        let on_time = match (call.on_time, several) {
+            (true, false) => format!(" on_time={}", event_time.name),
+            (true, true) => format!(" on_time={}.{}", table.name, event_time.name),
+            (false, _) => String::new(),
+        };
+        let column = if several {
+            format!("{}.{}", table.name, event_time.name)
         } else {
-            String::new()
+            event_time.name.clone()
         };
         text.push_str(&format!(
-            "{on_time} watermark={} - {} ms ({})",
-            event_time.name,
+            "{on_time} watermark={column} - {} ms ({})",
             event_time.delay_millis,
             match event_time.emission {
                 crate::streaming::event_time::WatermarkEmission::EveryRow => "after every row",
@@ -205,4 +188,40 @@ pub fn describe(call: &PtfCall) -> String {
         text.push_str(&format!(" uid={uid}"));
     }
     text
+}
+
+/// `input => TABLE PARTITION BY [k] ORDER BY [ts] (set semantics)`.
+fn describe_table(table: &TableBinding) -> String {
+    let keys: Vec<String> = table.keys.iter().map(ToString::to_string).collect();
+    let semantics = match table.semantics {
+        Semantics::Row => "row semantics",
+        Semantics::Set => "set semantics",
+    };
+    let through = if table.pass_through {
+        ", pass columns through"
+    } else {
+        ""
+    };
+    let order = if table.order_by.is_empty() {
+        String::new()
+    } else {
+        let columns: Vec<String> = table
+            .order_by
+            .iter()
+            .zip(&table.order_names)
+            .map(|((_, desc, nulls_first), c)| {
+                format!(
+                    "{c}{}{}",
+                    if *desc { " DESC" } else { "" },
+                    if *nulls_first { " NULLS FIRST" } else { "" }
+                )
+            })
+            .collect();
+        format!(" ORDER BY [{}]", columns.join(", "))
+    };
+    format!(
+        "{} => TABLE PARTITION BY [{}]{order} ({semantics}{through})",
+        table.name,
+        keys.join(", ")
+    )
 }

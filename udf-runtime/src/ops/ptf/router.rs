@@ -56,12 +56,20 @@ pub enum Routed {
     End { source: usize },
 }
 
-/// Routes the input to `processors` processors by a hash of `keys` (all to processor 0
-/// without keys), or — `as_is` — each input partition to the processor of the same number.
+/// One input of the router: a table argument's plan, its PARTITION BY keys and time column.
+#[derive(Debug, Clone)]
+pub struct RouterInput {
+    pub plan: Arc<dyn ExecutionPlan>,
+    pub keys: Vec<Arc<dyn PhysicalExpr>>,
+    pub event_time: Option<EventTime>,
+}
+
+/// Routes the inputs to `processors` processors by a hash of their keys (all to processor 0
+/// without keys), or — `as_is` — each partition of the one input to the processor of the
+/// same number. Sources are numbered across the inputs: the first input's partitions, then
+/// the second's, ...
 pub struct Router {
-    input: Arc<dyn ExecutionPlan>,
-    keys: Vec<Arc<dyn PhysicalExpr>>,
-    event_time: Option<EventTime>,
+    inputs: Vec<RouterInput>,
     processors: usize,
     as_is: bool,
     /// The channels of the current run, taken one by one by the processors.
@@ -77,8 +85,8 @@ struct Run {
 /// A processor's end of the routing.
 pub struct Inbox {
     source: Source,
-    /// Input partitions feeding this processor.
-    pub sources: usize,
+    /// Input partitions feeding this processor, per input.
+    pub sources: Vec<usize>,
 }
 
 enum Source {
@@ -153,17 +161,9 @@ impl std::fmt::Debug for Router {
 }
 
 impl Router {
-    pub fn new(
-        input: Arc<dyn ExecutionPlan>,
-        keys: Vec<Arc<dyn PhysicalExpr>>,
-        event_time: Option<EventTime>,
-        processors: usize,
-        as_is: bool,
-    ) -> Self {
+    pub fn new(inputs: Vec<RouterInput>, processors: usize, as_is: bool) -> Self {
         Router {
-            input,
-            keys,
-            event_time,
+            inputs,
             processors,
             as_is,
             run: Mutex::new(None),
@@ -174,22 +174,28 @@ impl Router {
     /// routing task per input partition.
     pub fn inbox(&self, processor: usize, context: Arc<TaskContext>) -> Result<Inbox> {
         let clock = SessionClock::of(context.session_config());
-        let sources = self.input.output_partitioning().partition_count();
-        if self.as_is || (sources == 1 && self.processors == 1) {
+        let sources: Vec<usize> = self
+            .inputs
+            .iter()
+            .map(|input| input.plan.output_partitioning().partition_count())
+            .collect();
+        if let [input] = self.inputs.as_slice()
+            && (self.as_is || (sources[0] == 1 && self.processors == 1))
+        {
             let partition = if self.as_is { processor } else { 0 };
             return Ok(Inbox {
                 source: Source::Direct {
-                    stream: Some(self.input.execute(partition, context)?),
+                    stream: Some(input.plan.execute(partition, context)?),
                     routing: SourceRouting::new(
                         0,
-                        self.keys.clone(),
-                        self.event_time.clone(),
+                        input.keys.clone(),
+                        input.event_time.clone(),
                         1,
                         clock,
                     ),
                     pending: VecDeque::new(),
                 },
-                sources: 1,
+                sources: vec![1],
             });
         }
         let mut run = self.run.lock().unwrap_or_else(|p| p.into_inner());
@@ -216,18 +222,20 @@ impl Router {
     fn start(&self, context: Arc<TaskContext>, clock: Arc<dyn ProcessingClock>) -> Result<Run> {
         let (senders, receivers): (Vec<_>, Vec<_>) =
             (0..self.processors).map(|_| unbounded_channel()).unzip();
-        let sources = self.input.output_partitioning().partition_count();
         let gate = Gate::new(self.processors, QUEUED_MESSAGES);
-        let mut tasks = Vec::with_capacity(sources);
-        for source in 0..sources {
-            let stream = self.input.execute(source, context.clone())?;
+        let mut tasks = Vec::new();
+        let partitions = self.inputs.iter().flat_map(|input| {
+            (0..input.plan.output_partitioning().partition_count()).map(move |p| (input, p))
+        });
+        for (source, (input, partition)) in partitions.enumerate() {
+            let stream = input.plan.execute(partition, context.clone())?;
             let mut sending = Sending {
                 senders: senders.clone(),
                 gate: gate.clone(),
                 routing: SourceRouting::new(
                     source,
-                    self.keys.clone(),
-                    self.event_time.clone(),
+                    input.keys.clone(),
+                    input.event_time.clone(),
                     self.processors,
                     clock.clone(),
                 ),

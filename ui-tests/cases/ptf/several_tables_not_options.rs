@@ -1,0 +1,12 @@
+use udf_core::prelude::*;
+
+#[ptf]
+fn join(
+    #[argument(set_semantic_table)] orders: Row,
+    #[argument(set_semantic_table)] payments: Option<Row>,
+    out: &mut Collector<String>,
+) {
+    let _ = (orders, payments, out);
+}
+
+fn main() {}
