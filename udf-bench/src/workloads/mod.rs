@@ -81,6 +81,7 @@ pub const ALL: &[Workload] = &[
     ptf::PTF_TIMER_EVERY_ROW,
     ptf::PTF_ORDER_BY,
     ptf::PTF_ORDER_BY_TIMER,
+    ptf::PTF_TWO_TABLES,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {

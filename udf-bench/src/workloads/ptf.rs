@@ -228,3 +228,41 @@ pub const PTF_ORDER_BY_TIMER: Workload = Workload {
     sql: "SELECT * FROM timeouts(input => TABLE keyed PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
     ..PTF_TIMER_EVERY_ROW
 };
+
+/// Orders and payments from `src`: the even ids are orders, the odd ones payments, 1 ms after
+/// their order and of the same key (`(id / 2) % 100000`: 100,000 keys); every tenth payment
+/// names an order id that does not exist, so its order times out. `ts` is `id` milliseconds,
+/// watermark `ts - 1 s` after every batch, per table.
+fn register_orders_and_payments(session: &Session) -> Result<()> {
+    futures::executor::block_on(async {
+        for view in [
+            "CREATE VIEW orders AS SELECT (id / 2) % 100000 AS id, id AS amount, to_timestamp_millis(id) AS ts FROM src WHERE id % 2 = 0",
+            "CREATE VIEW payments AS SELECT CASE WHEN (id / 2) % 10 = 0 THEN (id / 2) % 100000 + 100000 ELSE (id / 2) % 100000 END AS order_id, id AS amount, to_timestamp_millis(id) AS ts FROM src WHERE id % 2 = 1",
+        ] {
+            session.sql(view).await?.collect().await?;
+        }
+        Ok::<_, DataFusionError>(())
+    })?;
+    for table in ["orders", "payments"] {
+        session.declare_watermark_with(
+            table,
+            "ts",
+            std::time::Duration::from_secs(1),
+            WatermarkEmission::EveryBatch,
+        );
+    }
+    session.register(udf_examples::ptf::payment_match::PaymentMatch)
+}
+
+/// The order/payment match of `examples/src/ptf/payment_match.rs` over two tables of
+/// 5,000,000 rows each (rows/s count both), next to `ptf_timer`: each order registers a
+/// timer that its payment clears, or that fires a minute later.
+pub const PTF_TWO_TABLES: Workload = Workload {
+    name: "ptf_two_tables",
+    sql: "SELECT * FROM PaymentMatch(orders => TABLE orders PARTITION BY id, payments => TABLE payments PARTITION BY order_id, timeout_seconds => 60, on_time => DESCRIPTOR(ts))",
+    setup: register_orders_and_payments,
+    baseline: Some("ptf_timer"),
+    rows: Some(10_000_000),
+    check_rows: false,
+    ..Workload::PLAIN
+};
