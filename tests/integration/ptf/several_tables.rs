@@ -237,15 +237,6 @@ async fn tables_that_are_not_co_partitioned_are_planning_errors() {
         types.contains("PARTITION BY column 1 is `orders.id` (Int64) in `orders` but `paid`"),
         "{types}"
     );
-    let order_by = error(
-        &session,
-        &MATCH.replace("PARTITION BY order_id", "PARTITION BY order_id ORDER BY ts"),
-    )
-    .await;
-    assert!(
-        order_by.contains("ORDER BY with several table arguments is not supported yet"),
-        "{order_by}"
-    );
     let missing = error(
         &session,
         "SELECT * FROM PaymentMatch(orders => TABLE orders PARTITION BY id, timeout_seconds => 60, on_time => DESCRIPTOR(ts))",
@@ -521,4 +512,110 @@ async fn flinks_multi_input_program() {
         ["name", "name0", "EXPR$0"],
         "Flink's suffix for the second table's key column"
     );
+}
+
+/// Emits which table's row it got, with the row's time and the processor's watermark.
+#[ptf(name = "Arrivals")]
+fn arrivals(
+    ctx: &mut Context,
+    #[argument(set_semantic_table)] a: Option<Row>,
+    #[argument(set_semantic_table)] b: Option<Row>,
+    out: &mut Collector<String>,
+) {
+    let time = ctx.time_context();
+    let table = if a.is_some() {
+        "a"
+    } else if b.is_some() {
+        "b"
+    } else {
+        "?"
+    };
+    out.collect(format!(
+        "{table} {} under {:?}",
+        time.time_millis().unwrap_or(-1),
+        time.table_watermark(table).map(|w| w.timestamp_millis())
+    ));
+}
+
+#[tokio::test]
+async fn order_by_sorts_each_table_by_its_own_watermark() {
+    use udf_core::arrow::array::{ArrayRef, StringArray, TimestampMillisecondArray};
+    use udf_core::arrow::datatypes::{DataType as ArrowType, Field, Schema, TimeUnit};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", ArrowType::Utf8, false),
+        Field::new(
+            "ts",
+            ArrowType::Timestamp(TimeUnit::Millisecond, None),
+            false,
+        ),
+    ]));
+    let rows = |times: &[i64]| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(vec!["x"; times.len()])) as ArrayRef,
+                Arc::new(TimestampMillisecondArray::from(times.to_vec())),
+            ],
+        )
+        .unwrap()
+    };
+    let mut harness = udf_runtime::PtfHarness::builder(arrivals, schema.clone())
+        .table("a")
+        .partition_by(["k"])
+        .order_by(["ts"])
+        .and_table("b", schema.clone())
+        .partition_by(["k"])
+        .on_time("ts")
+        .build()
+        .await
+        .unwrap();
+    // `a`'s rows wait for `a`'s watermark; `b`'s (no ORDER BY) come through at once.
+    harness.push_to("a", rows(&[30, 10])).unwrap();
+    harness.push_to("b", rows(&[5])).unwrap();
+    harness.advance_table_watermark("a", 20).unwrap();
+    // Late for `a` (at or before its watermark): dropped.
+    harness.push_to("a", rows(&[15])).unwrap();
+    harness.advance_table_watermark("b", 100).unwrap();
+    harness.push_to("a", rows(&[25])).unwrap();
+    harness.advance_table_watermark("a", 40).unwrap();
+    harness.push_to("a", rows(&[50])).unwrap();
+    harness.end_input().unwrap();
+    let messages: Vec<String> = harness
+        .take_rows()
+        .unwrap()
+        .into_iter()
+        .map(|row| row[2].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "b 5 under None",
+            // Released by `a`'s advance to 20, under `a`'s watermark before it.
+            "a 10 under None",
+            "a 25 under Some(20)",
+            "a 30 under Some(20)",
+            "a 50 under Some(40)",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn order_by_on_both_tables_gives_the_same_outcomes() {
+    for processors in [1, 4] {
+        let session = session(processors);
+        let sorted = MATCH
+            .replace("PARTITION BY id", "PARTITION BY id ORDER BY ts")
+            .replace("PARTITION BY order_id", "PARTITION BY order_id ORDER BY ts");
+        let messages = |outcomes: Vec<(i64, i64, String, i64)>| {
+            outcomes
+                .into_iter()
+                .map(|(id, _, message, _)| (id, message))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            messages(outcomes(rows(&session, &sorted).await)),
+            messages(outcomes(rows(&session, MATCH).await)),
+            "{processors} processors"
+        );
+    }
 }

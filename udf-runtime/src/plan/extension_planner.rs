@@ -14,7 +14,8 @@ use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
 use crate::ops::lateral::{LateralExec, LateralNode};
 use crate::ops::ptf::PtfNode;
-use crate::ops::ptf::exec::{PtfExec, PtfInput};
+use crate::ops::ptf::exec::PtfExec;
+use crate::ops::ptf::input::PtfInput;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 
 #[derive(Debug, Default)]

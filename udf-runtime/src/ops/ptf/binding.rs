@@ -183,12 +183,6 @@ impl PtfArguments<'_> {
                     tables.len()
                 );
             }
-            if !table.order_by.is_empty() {
-                return plan_err!(
-                    "ORDER BY of table argument `{}` in `{name}`: ORDER BY with several table arguments is not supported yet",
-                    table.name
-                );
-            }
         }
         let key_types = |input: &LogicalPlan, table: &TableBinding| {
             table

@@ -85,11 +85,6 @@ impl PtfCall {
         !self.spec.state.is_empty() || self.spec.on_timer
     }
 
-    /// The ORDER BY columns of the (single) table argument (none without ORDER BY).
-    pub fn order_by(&self) -> &[(usize, bool, bool)] {
-        self.tables.first().map_or(&[], |t| &t.order_by)
-    }
-
     /// Whether the call has a time column (in every table, with several).
     pub fn event_time(&self) -> Option<&EventTime> {
         self.tables.first().and_then(|t| t.event_time.as_ref())

@@ -22,7 +22,7 @@ use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
-use super::exec::PtfInput;
+use super::input::PtfInput;
 use super::instance::Instance;
 use super::output::{CallOutput, Origins};
 use super::router::{Inbox, Routed};
@@ -92,6 +92,15 @@ struct DriverTable {
     time_column: Option<usize>,
     /// The sources (numbered across the inputs) of this input's partitions.
     sources: std::ops::Range<usize>,
+}
+
+/// An advance of one table's watermark, with the processor's before and after it.
+#[derive(Clone, Copy)]
+struct TableAdvance {
+    own: Option<i64>,
+    own_after: i64,
+    current: Option<i64>,
+    current_after: Option<i64>,
 }
 
 /// One processor at work.
@@ -195,31 +204,36 @@ impl Driver {
             .processor()
             .new_state()
             .map_err(|e| DataFusionError::Execution(format!("`{}`: {e}", call.name)))?;
-        let sorter = if call.order_by().is_empty() {
-            None
-        } else {
-            let ties = call.order_by()[1..]
+        // An ORDER BY buffer per table argument with ORDER BY.
+        let mut sorters = Vec::with_capacity(inputs.len());
+        for (input, table) in inputs.iter().zip(&call.tables) {
+            if table.order_by.is_empty() {
+                sorters.push(None);
+                continue;
+            }
+            let schema = input.plan.schema();
+            let ties = table.order_by[1..]
                 .iter()
                 .map(|(column, descending, nulls_first)| {
                     let options = SortOptions {
                         descending: *descending,
                         nulls_first: *nulls_first,
                     };
-                    (
-                        *column,
-                        input_schema.field(*column).data_type().clone(),
-                        options,
-                    )
+                    (*column, schema.field(*column).data_type().clone(), options)
                 })
                 .collect::<Vec<_>>();
-            Some(SortBuffer::new(keys.to_vec(), &key_types, &ties)?)
-        };
+            sorters.push(Some(SortBuffer::new(
+                input.keys.clone(),
+                &key_types,
+                &ties,
+            )?));
+        }
         let state = KeyedState::new(
             &call.name,
             &key_types,
             call.spec.state.clone(),
             stores,
-            sorter,
+            sorters,
             table_of_source.len(),
         )?;
         let prefix = prefix_of(call);
@@ -338,11 +352,19 @@ impl Driver {
                 after,
                 now,
             } => {
-                if self.state.is_ordered() {
-                    return self.receive_ordered(source, &batch, times, before, after, now);
-                }
                 let table = self.table_of_source.get(source).copied().unwrap_or(0);
                 let several = self.tables.len() > 1;
+                match (self.state.is_ordered(table), several) {
+                    (true, false) => {
+                        return self.receive_ordered(source, &batch, times, before, after, now);
+                    }
+                    (true, true) => {
+                        return self.receive_ordered_table(
+                            table, source, &batch, times, before, after, now,
+                        );
+                    }
+                    (false, _) => {}
+                }
                 // Each table's watermark before the batch (only the batch's own moves in it).
                 let at_start: Vec<Option<i64>> = if several {
                     (0..self.tables.len())
@@ -405,10 +427,23 @@ impl Driver {
                 }
             }
             Routed::End { source } => {
-                let previous = self.watermark();
+                let table = self.table_of_source.get(source).copied().unwrap_or(0);
+                let (own, previous) = (self.table_watermark(table), self.watermark());
                 self.state.watermarks_mut().end(source);
                 let now = self.state.now();
-                if self.state.is_ordered()
+                if self.state.is_ordered(table) && self.tables.len() > 1 {
+                    if let Some(own_after) = self.table_watermark(table)
+                        && Some(own_after) != own
+                    {
+                        let advance = TableAdvance {
+                            own,
+                            own_after,
+                            current: previous,
+                            current_after: self.watermark(),
+                        };
+                        self.release_table(table, advance, now)?;
+                    }
+                } else if self.state.is_ordered(table)
                     && let Some(current) = self.watermark()
                     && Some(current) != previous
                 {
@@ -463,7 +498,7 @@ impl Driver {
             }
             waiting.push(row as u32);
         }
-        if let Some(sorter) = self.state.sorter_mut() {
+        if let Some(sorter) = self.state.sorter_mut(0) {
             sorter.insert(batch, &waiting, &times)?;
         }
         if let Some(after) = after {
@@ -479,6 +514,109 @@ impl Driver {
         self.release_ordered(&advances, now)
     }
 
+    /// A batch of table argument `table`, which has ORDER BY, when the call has several
+    /// tables: as `receive_ordered`, with the table's own watermark deciding what is late and
+    /// what is released (Flink sorts each input by its own watermark). The rows an advance of
+    /// it releases go to `eval` under the watermarks before the advance; then the timers the
+    /// processor's watermark made due fire. One call per advance.
+    #[allow(clippy::too_many_arguments)]
+    fn receive_ordered_table(
+        &mut self,
+        table: usize,
+        source: usize,
+        batch: &RecordBatch,
+        times: Option<Vec<i64>>,
+        before: Option<Vec<Option<i64>>>,
+        after: Option<i64>,
+        now: i64,
+    ) -> Result<()> {
+        let (Some(times), Some(before)) = (times, before) else {
+            return exec_err!("ORDER BY without event time reached `{}`", self.call.name);
+        };
+        let mut advances: Vec<TableAdvance> = Vec::new();
+        let mut waiting: Vec<u32> = Vec::with_capacity(batch.num_rows());
+        for (row, before) in before.iter().enumerate() {
+            if let Some(before) = before {
+                self.advance_table(table, source, *before, &mut advances);
+            }
+            let own = self.table_watermark(table);
+            if own.is_some_and(|w| times[row] <= w) {
+                self.metrics.late_rows_dropped.add(1);
+                continue;
+            }
+            waiting.push(row as u32);
+        }
+        if let Some(sorter) = self.state.sorter_mut(table) {
+            sorter.insert(batch, &waiting, &times)?;
+        }
+        if let Some(after) = after {
+            self.advance_table(table, source, after, &mut advances);
+        }
+        self.state.set_now(now);
+        for advance in advances {
+            self.release_table(table, advance, now)?;
+        }
+        Ok(())
+    }
+
+    /// Moves `source`'s watermark to `watermark`, noting the advance of its table's
+    /// watermark (and the processor's) if it moved.
+    fn advance_table(
+        &mut self,
+        table: usize,
+        source: usize,
+        watermark: i64,
+        advances: &mut Vec<TableAdvance>,
+    ) {
+        let (own, current) = (self.table_watermark(table), self.watermark());
+        self.advance(source, watermark);
+        if let Some(own_after) = self.table_watermark(table)
+            && Some(own_after) != own
+        {
+            advances.push(TableAdvance {
+                own,
+                own_after,
+                current,
+                current_after: self.watermark(),
+            });
+        }
+    }
+
+    /// Hands table `table`'s rows that `advance` passed to `eval`, under the watermarks
+    /// before it, then fires the timers due at the processor's watermark after it.
+    fn release_table(&mut self, table: usize, advance: TableAdvance, now: i64) -> Result<()> {
+        let released = match self.state.sorter_mut(table) {
+            Some(sorter) => sorter.release(&[advance.own_after])?,
+            None => None,
+        };
+        if let Some(released) = released {
+            let at_start: Vec<Option<i64>> = (0..self.tables.len())
+                .map(|t| {
+                    if t == table {
+                        advance.own
+                    } else {
+                        self.table_watermark(t)
+                    }
+                })
+                .collect();
+            self.push(
+                table,
+                &released.batch,
+                Some(&released.times),
+                WatermarkTrace::constant(advance.current),
+                TableWatermarks {
+                    at_start: &at_start,
+                    own: Some(WatermarkTrace::constant(advance.own)),
+                },
+                now,
+            )?;
+        }
+        match advance.current_after {
+            Some(watermark) => self.fire_at(watermark, now),
+            None => Ok(()),
+        }
+    }
+
     /// Hands the rows that `advances` passed to `eval`, each under the watermark before the
     /// advance that passed it, and fires the timers each advance made due after its rows.
     fn release_ordered(&mut self, advances: &[(Option<i64>, i64)], now: i64) -> Result<()> {
@@ -488,7 +626,7 @@ impl Driver {
         let watermarks: Vec<i64> = advances.iter().map(|(_, after)| *after).collect();
         // The advances whose timers have fired, or fire inside the call.
         let mut fired_through = 0;
-        let released = match self.state.sorter_mut() {
+        let released = match self.state.sorter_mut(0) {
             Some(sorter) => sorter.release(&watermarks)?,
             None => None,
         };

@@ -26,17 +26,9 @@ use udf_core::Semantics;
 
 use super::call::PtfCall;
 use super::driver::{Driver, ProcessorMetrics};
+use super::input::PtfInput;
 use super::node::describe;
 use super::router::{Router, RouterInput};
-
-/// One input of the exec: a table argument's plan (or one empty row, without a table), its
-/// PARTITION BY keys (cast to the key types all tables share) and the function's row.
-#[derive(Debug, Clone)]
-pub struct PtfInput {
-    pub plan: Arc<dyn ExecutionPlan>,
-    pub keys: Vec<Arc<dyn PhysicalExpr>>,
-    pub row: Vec<Arc<dyn PhysicalExpr>>,
-}
 
 #[derive(Debug)]
 pub struct PtfExec {

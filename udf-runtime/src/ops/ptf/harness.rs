@@ -52,6 +52,7 @@ struct HarnessTable {
     argument: String,
     schema: SchemaRef,
     partition_by: Vec<String>,
+    order_by: Vec<String>,
 }
 
 /// How the harness calls the function (see [`PtfHarness::builder`]).
@@ -80,7 +81,15 @@ impl PtfHarnessBuilder {
             argument: name.to_owned(),
             schema,
             partition_by: Vec::new(),
+            order_by: Vec::new(),
         });
+        self
+    }
+
+    /// The ORDER BY columns of the (latest) table, the time column first: its rows reach
+    /// `eval` in that order once the table's watermark passes them.
+    pub fn order_by<'a>(mut self, columns: impl IntoIterator<Item = &'a str>) -> Self {
+        self.latest().order_by = columns.into_iter().map(str::to_owned).collect();
         self
     }
 
@@ -138,6 +147,10 @@ impl PtfHarnessBuilder {
             if !table.partition_by.is_empty() {
                 let keys: Vec<String> = table.partition_by.iter().map(|k| quoted(k)).collect();
                 arg.push_str(&format!(" PARTITION BY {}", keys.join(", ")));
+            }
+            if !table.order_by.is_empty() {
+                let columns: Vec<String> = table.order_by.iter().map(|c| quoted(c)).collect();
+                arg.push_str(&format!(" ORDER BY ({})", columns.join(", ")));
             }
             args.push(arg);
             inputs.push(HarnessInput {
@@ -214,6 +227,7 @@ impl PtfHarness {
                 argument: "input".to_owned(),
                 schema,
                 partition_by: Vec::new(),
+                order_by: Vec::new(),
             }],
             on_time: Vec::new(),
             args: Vec::new(),

@@ -38,7 +38,8 @@ pub struct KeyedState {
     entries: Vec<StateSpec>,
     stores: Box<dyn StateStores>,
     timers: TimerService,
-    sorter: Option<SortBuffer>,
+    /// The ORDER BY buffer of each table argument that has ORDER BY.
+    sorters: Vec<Option<SortBuffer>>,
     watermarks: SourceWatermarks,
     /// The processing time of the latest batch.
     now: i64,
@@ -46,13 +47,13 @@ pub struct KeyedState {
 
 impl KeyedState {
     /// An empty unit for keys of `key_types`, with `stores` for the entries `entries`, an ORDER
-    /// BY buffer if the call has one, and `sources` input partitions.
+    /// BY buffer per table argument with ORDER BY, and `sources` input partitions.
     pub fn new(
         function: &str,
         key_types: &[ArrowType],
         entries: Vec<StateSpec>,
         stores: Box<dyn StateStores>,
-        sorter: Option<SortBuffer>,
+        sorters: Vec<Option<SortBuffer>>,
         sources: usize,
     ) -> Result<Self> {
         Ok(KeyedState {
@@ -62,7 +63,7 @@ impl KeyedState {
             entries,
             stores,
             timers: TimerService::default(),
-            sorter,
+            sorters,
             watermarks: SourceWatermarks::new(sources),
             now: 0,
         })
@@ -82,12 +83,14 @@ impl KeyedState {
         &mut self.timers
     }
 
-    pub fn sorter_mut(&mut self) -> Option<&mut SortBuffer> {
-        self.sorter.as_mut()
+    /// Table argument `table`'s ORDER BY buffer.
+    pub fn sorter_mut(&mut self, table: usize) -> Option<&mut SortBuffer> {
+        self.sorters.get_mut(table)?.as_mut()
     }
 
-    pub fn is_ordered(&self) -> bool {
-        self.sorter.is_some()
+    /// Whether table argument `table` has ORDER BY.
+    pub fn is_ordered(&self, table: usize) -> bool {
+        self.sorters.get(table).is_some_and(Option::is_some)
     }
 
     pub fn watermarks(&self) -> &SourceWatermarks {
@@ -139,7 +142,7 @@ impl KeyedState {
     }
 
     pub fn rows_waiting(&self) -> usize {
-        self.sorter.as_ref().map_or(0, SortBuffer::len)
+        self.sorters.iter().flatten().map(SortBuffer::len).sum()
     }
 }
 

@@ -16,7 +16,7 @@ use super::KeyedState;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// Changes whenever the layout below does.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Saved {
@@ -30,7 +30,8 @@ struct Saved {
     timers_fired_at: Option<i64>,
     watermarks: SourceWatermarks,
     now: i64,
-    waiting: Option<SavedRows>,
+    /// The rows waiting for ORDER BY, per table argument.
+    waiting: Vec<Option<SavedRows>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -96,13 +97,16 @@ impl KeyedState {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let waiting = match self.sorter.as_ref().map(|s| s.waiting()).transpose()? {
-            Some(Some((batch, times))) => Some(SavedRows {
-                ipc: ipc_bytes(&batch)?,
-                times,
-            }),
-            _ => None,
-        };
+        let mut waiting = Vec::with_capacity(self.sorters.len());
+        for sorter in &self.sorters {
+            waiting.push(match sorter.as_ref().map(|s| s.waiting()).transpose()? {
+                Some(Some((batch, times))) => Some(SavedRows {
+                    ipc: ipc_bytes(&batch)?,
+                    times,
+                }),
+                _ => None,
+            });
+        }
         let saved = Saved {
             format: FORMAT,
             function: self.function.clone(),
@@ -177,11 +181,13 @@ impl KeyedState {
         self.timers.set_fired_at(saved.timers_fired_at);
         self.watermarks = saved.watermarks;
         self.now = saved.now;
-        if let Some(rows) = saved.waiting {
+        for (table, rows) in saved.waiting.into_iter().enumerate() {
+            let Some(rows) = rows else { continue };
             let batch = ipc_batch(&rows.ipc)?;
-            let Some(sorter) = self.sorter.as_mut() else {
+            let Some(sorter) = self.sorter_mut(table) else {
                 return exec_err!(
-                    "the state snapshot holds rows waiting for ORDER BY, but this call of `{function}` has no ORDER BY"
+                    "the state snapshot holds rows waiting for ORDER BY of table argument {}, but this call of `{function}` has no ORDER BY there",
+                    table + 1
                 );
             };
             let all: Vec<u32> = (0..batch.num_rows() as u32).collect();
