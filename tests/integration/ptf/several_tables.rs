@@ -619,3 +619,40 @@ async fn order_by_on_both_tables_gives_the_same_outcomes() {
         );
     }
 }
+
+/// Reports how each table argument was passed.
+#[ptf(name = "Described")]
+fn described(
+    ctx: &mut Context,
+    #[argument(set_semantic_table)] orders: Option<Row>,
+    #[argument(set_semantic_table)] payments: Option<Row>,
+    out: &mut Collector<String>,
+) {
+    let _ = (orders, payments);
+    let shown = |name: &str| {
+        ctx.table_semantics_for(name).map_or("?".to_owned(), |t| {
+            format!(
+                "{name}: keys {:?} order {:?} time {:?}",
+                t.partition_by_columns(),
+                t.order_by_columns(),
+                t.time_column()
+            )
+        })
+    };
+    out.collect(format!("{}; {}", shown("orders"), shown("payments")));
+}
+
+#[tokio::test]
+async fn each_table_reports_its_own_semantics() {
+    let session = session(1);
+    session.register(described).unwrap();
+    let rows = rows(
+        &session,
+        "SELECT * FROM Described(orders => TABLE orders PARTITION BY id ORDER BY ts, payments => TABLE (SELECT ts, amount, order_id FROM payments) PARTITION BY order_id, on_time => DESCRIPTOR(ts))",
+    )
+    .await;
+    assert_eq!(
+        rows[0][2].as_str().unwrap(),
+        "orders: keys [0] order [2] time Some(2); payments: keys [2] order [] time Some(0)"
+    );
+}

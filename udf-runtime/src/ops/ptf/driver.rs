@@ -69,8 +69,16 @@ fn call_info(call: &PtfCall, tables: &[DriverTable]) -> Result<CallInfo> {
                 name: table.name.clone(),
                 data_type,
                 partition_by_columns: table.key_positions.clone(),
-                order_by_columns: Vec::new(),
-                time_column: None,
+                order_by_columns: table
+                    .order_names
+                    .iter()
+                    .filter_map(|name| position_in_row(table, name))
+                    .collect(),
+                time_column: table
+                    .event_time
+                    .as_ref()
+                    .filter(|_| call.on_time)
+                    .and_then(|t| position_in_row(table, &t.name)),
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -80,6 +88,14 @@ fn call_info(call: &PtfCall, tables: &[DriverTable]) -> Result<CallInfo> {
         state: call.spec.state.iter().map(|s| s.name.clone()).collect(),
         on_timer: call.spec.on_timer,
     })
+}
+
+/// Where column `name` of the table is in the row the function reads (if it reads it).
+fn position_in_row(table: &super::call::TableBinding, name: &str) -> Option<usize> {
+    table
+        .row_names
+        .iter()
+        .position(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// What a processor knows of one of its inputs (a table argument, or the empty row of a
