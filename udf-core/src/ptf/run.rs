@@ -103,10 +103,14 @@ pub fn process<B: ProcessBody>(
     let keyed = B::STATEFUL || B::TIMERS;
     let mut emitted = Emitted::<B::Row>::new(&setup.output, emission.chunk.min(rows.count))?;
     let mut ctx = Context::new(&setup.info);
-    let own_watermarks = table_watermarks.own.as_ref();
-    if B::EVAL_CONTEXT && own_watermarks.is_some() {
-        ctx.set_tables(rows.table_index, table_watermarks.at_start);
-    }
+    // Only a context reads the tables' watermarks.
+    let own_watermarks = match table_watermarks.own.as_ref() {
+        Some(own) if B::EVAL_CONTEXT => {
+            ctx.set_tables(rows.table_index, table_watermarks.at_start);
+            Some(own)
+        }
+        _ => None,
+    };
     // The watermark timers last became due at (asking again for it finds none due).
     let mut checked = None;
     for row in 0..rows.count {
