@@ -6,8 +6,9 @@
 //! When the watermark reaches `w`, the timers with time ≤ `w` registered before that moment
 //! fire in order; a timer registered while they fire waits for the next advance.
 //!
-//! Timers are kept by key slot (slots are small dense numbers) in short lists, names are
-//! interned: registering and firing hash nothing and allocate nothing per row.
+//! Timers are kept by key slot (slots are small dense numbers) in short lists — a key's only
+//! timer inline, so reaching it costs one memory access — and names are interned:
+//! registering and firing hash nothing and allocate nothing per row.
 //!
 //! The firing order is a queue of two parts: timers registered in order (the common case —
 //! an event's time plus a constant) are appended to a sorted run, the others go to a binary
@@ -30,6 +31,91 @@ struct Entry {
     id: u64,
     time: i64,
     name: u32,
+}
+
+/// The timers of one key: most keys have none or one, kept inline.
+#[derive(Clone, Debug, Default)]
+enum KeyTimers {
+    #[default]
+    None,
+    One(Entry),
+    Many(Vec<Entry>),
+}
+
+impl KeyTimers {
+    fn as_slice(&self) -> &[Entry] {
+        match self {
+            KeyTimers::None => &[],
+            KeyTimers::One(entry) => std::slice::from_ref(entry),
+            KeyTimers::Many(entries) => entries,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Entry] {
+        match self {
+            KeyTimers::None => &mut [],
+            KeyTimers::One(entry) => std::slice::from_mut(entry),
+            KeyTimers::Many(entries) => entries,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, KeyTimers::None)
+    }
+
+    fn push(&mut self, entry: Entry) {
+        *self = match std::mem::take(self) {
+            KeyTimers::None => KeyTimers::One(entry),
+            KeyTimers::One(first) => KeyTimers::Many(vec![first, entry]),
+            KeyTimers::Many(mut entries) => {
+                entries.push(entry);
+                KeyTimers::Many(entries)
+            }
+        };
+    }
+
+    /// Removes the entry at `index` (the last one takes its place).
+    fn swap_remove(&mut self, index: usize) -> Entry {
+        match self {
+            KeyTimers::Many(entries) => {
+                let entry = entries.swap_remove(index);
+                self.settle();
+                entry
+            }
+            _ => match std::mem::take(self) {
+                KeyTimers::One(entry) => entry,
+                _ => unreachable!("removing from a key without timers"),
+            },
+        }
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) {
+        match self {
+            KeyTimers::None => {}
+            KeyTimers::One(entry) => {
+                if !keep(entry) {
+                    *self = KeyTimers::None;
+                }
+            }
+            KeyTimers::Many(entries) => {
+                entries.retain(|e| keep(e));
+                self.settle();
+            }
+        }
+    }
+
+    /// A list of one or none goes back inline (so `is_empty` is exact).
+    fn settle(&mut self) {
+        if let KeyTimers::Many(entries) = self
+            && entries.len() <= 1
+        {
+            *self = entries.pop().map_or(KeyTimers::None, KeyTimers::One);
+        }
+    }
 }
 
 /// A queued timer: (time, id, key), the firing order (ids grow with registration).
@@ -85,7 +171,7 @@ pub struct TimerService {
     /// Every registered timer (and deleted ones not yet come up).
     queue: Queue,
     /// The timers of each key slot: what is registered.
-    by_key: Vec<Vec<Entry>>,
+    by_key: Vec<KeyTimers>,
     /// Registered timers.
     live: usize,
     names: HashMap<String, u32>,
@@ -126,6 +212,7 @@ impl TimerService {
             .enumerate()
             .flat_map(|(key, timers)| {
                 timers
+                    .as_slice()
                     .iter()
                     .map(move |e| (e.time, e.id, key as u32, e.name))
             })
@@ -176,10 +263,10 @@ impl TimerService {
         id
     }
 
-    fn timers_of(&mut self, key: u32) -> &mut Vec<Entry> {
+    fn timers_of(&mut self, key: u32) -> &mut KeyTimers {
         let key = key as usize;
         if self.by_key.len() <= key {
-            self.by_key.resize_with(key + 1, Vec::new);
+            self.by_key.resize_with(key + 1, KeyTimers::default);
         }
         &mut self.by_key[key]
     }
@@ -188,7 +275,7 @@ impl TimerService {
     fn is_registered(&self, (_, id, key): Queued) -> bool {
         self.by_key
             .get(key as usize)
-            .is_some_and(|timers| timers.iter().any(|e| e.id == id))
+            .is_some_and(|timers| timers.as_slice().iter().any(|e| e.id == id))
     }
 
     fn register(&mut self, key: u32, name: Option<&str>, time: i64) {
@@ -196,11 +283,12 @@ impl TimerService {
         let id = self.next_id;
         let timers = self.timers_of(key);
         let same = timers
+            .as_slice()
             .iter()
             .position(|e| e.name == name && (name != UNNAMED || e.time == time));
         match same {
             Some(_) if name == UNNAMED => return,
-            Some(index) => timers[index] = Entry { id, time, name },
+            Some(index) => timers.as_mut_slice()[index] = Entry { id, time, name },
             None => {
                 timers.push(Entry { id, time, name });
                 self.live += 1;
@@ -231,7 +319,12 @@ impl TimerService {
             .by_key
             .iter()
             .enumerate()
-            .flat_map(|(key, timers)| timers.iter().map(move |e| (e.time, e.id, key as u32)))
+            .flat_map(|(key, timers)| {
+                timers
+                    .as_slice()
+                    .iter()
+                    .map(move |e| (e.time, e.id, key as u32))
+            })
             .collect();
         registered.sort_unstable();
         self.queue = Queue {
@@ -289,7 +382,7 @@ impl Timers for TimerService {
                 continue;
             };
             // An earlier timer of the batch may have deleted or replaced it.
-            let Some(index) = timers.iter().position(|e| e.id == id) else {
+            let Some(index) = timers.as_slice().iter().position(|e| e.id == id) else {
                 continue;
             };
             let entry = timers.swap_remove(index);
@@ -384,6 +477,31 @@ mod tests {
             .collect();
         assert_eq!(fired, expected);
         assert_eq!(service.len(), 0);
+    }
+
+    #[test]
+    fn a_keys_timers_move_between_inline_and_a_list() {
+        let mut service = TimerService::default();
+        register(&mut service, 3, Some("a"), 10);
+        register(&mut service, 3, Some("b"), 20);
+        register(&mut service, 3, None, 30);
+        assert_eq!(service.len(), 3);
+        let mut requests = TimerRequests::default();
+        requests.push(TimerRequest::ClearNamed("a"));
+        requests.push(TimerRequest::ClearAt(30));
+        service.apply(3, &mut requests);
+        assert!(
+            matches!(service.by_key[3], KeyTimers::One(_)),
+            "one left, inline"
+        );
+        assert_eq!(service.len(), 1);
+        assert_eq!(due(&mut service, 100), [(3, 20)]);
+        assert!(!service.has_timers(3));
+        register(&mut service, 3, Some("a"), 200);
+        requests.push(TimerRequest::ClearAll);
+        service.apply(3, &mut requests);
+        assert!(!service.has_timers(3) && service.len() == 0);
+        assert!(due(&mut service, 1000).is_empty());
     }
 
     #[test]
