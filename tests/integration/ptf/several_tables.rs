@@ -22,42 +22,55 @@ fn at(seconds: i64) -> Value {
     Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(seconds * 1000).unwrap())
 }
 
-fn longs(values: &[i64]) -> Vec<Value> {
-    values.iter().map(|v| Value::from(*v)).collect()
+/// `(key, amount, ts)` rows as columns, the key column named `key`; times in seconds.
+fn money(key: &str, rows: &[(i64, i64, i64)]) -> Vec<Column> {
+    vec![
+        column(
+            key,
+            "BIGINT",
+            rows.iter().map(|r| Value::from(r.0)).collect(),
+        ),
+        column(
+            "amount",
+            "BIGINT",
+            rows.iter().map(|r| Value::from(r.1)).collect(),
+        ),
+        column(
+            "ts",
+            "TIMESTAMP_LTZ(3)",
+            rows.iter().map(|r| at(r.2)).collect(),
+        ),
+    ]
 }
 
-/// `orders(id, amount, ts)`, in time order; times in seconds.
+/// `orders(id, amount, ts)`, in time order.
 fn orders() -> Vec<Column> {
-    let rows = [
-        (1, 100, 0),
-        (2, 200, 10),
-        (3, 300, 20),
-        (4, 400, 30),
-        (5, 500, 40),
-        (6, 600, 100),
-    ];
-    vec![
-        column("id", "BIGINT", longs(&rows.map(|r| r.0))),
-        column("amount", "BIGINT", longs(&rows.map(|r| r.1))),
-        column("ts", "TIMESTAMP_LTZ(3)", rows.map(|r| at(r.2)).to_vec()),
-    ]
+    money(
+        "id",
+        &[
+            (1, 100, 0),
+            (2, 200, 10),
+            (3, 300, 20),
+            (4, 400, 30),
+            (5, 500, 40),
+            (6, 600, 100),
+        ],
+    )
 }
 
 /// `payments(order_id, amount, ts)`, in time order: order 4 is paid before it is placed, 2
 /// too late, 5 exactly at its deadline, 7 has no order, 3 and 6 are never paid.
 fn payments() -> Vec<Column> {
-    let rows = [
-        (4, 400, 5),
-        (1, 100, 30),
-        (7, 70, 50),
-        (2, 150, 75),
-        (5, 500, 100),
-    ];
-    vec![
-        column("order_id", "BIGINT", longs(&rows.map(|r| r.0))),
-        column("amount", "BIGINT", longs(&rows.map(|r| r.1))),
-        column("ts", "TIMESTAMP_LTZ(3)", rows.map(|r| at(r.2)).to_vec()),
-    ]
+    money(
+        "order_id",
+        &[
+            (4, 400, 5),
+            (1, 100, 30),
+            (7, 70, 50),
+            (2, 150, 75),
+            (5, 500, 100),
+        ],
+    )
 }
 
 /// `table` as `partitions` partitions (rows dealt round-robin, so each stays in time order).
