@@ -15,7 +15,7 @@ use udf_runtime::{FiredTimer, PtfHarness};
 use crate::row;
 
 /// `(k STRING, ts TIMESTAMP(3))`.
-fn schema() -> SchemaRef {
+pub(super) fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("k", ArrowType::Utf8, false),
         Field::new(
@@ -27,7 +27,7 @@ fn schema() -> SchemaRef {
 }
 
 /// Rows `(key, ts ms)`.
-fn rows(events: &[(&str, i64)]) -> RecordBatch {
+pub(super) fn rows(events: &[(&str, i64)]) -> RecordBatch {
     let keys: ArrayRef = Arc::new(StringArray::from_iter_values(events.iter().map(|e| e.0)));
     let times: ArrayRef = Arc::new(TimestampMillisecondArray::from_iter_values(
         events.iter().map(|e| e.1),

@@ -376,26 +376,8 @@ impl WatermarkProbe {
 
 #[tokio::test]
 async fn timers_wait_for_the_slower_tables_watermark() {
-    use udf_core::arrow::array::{ArrayRef, StringArray, TimestampMillisecondArray};
-    use udf_core::arrow::datatypes::{DataType as ArrowType, Field, Schema, TimeUnit};
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("k", ArrowType::Utf8, false),
-        Field::new(
-            "ts",
-            ArrowType::Timestamp(TimeUnit::Millisecond, None),
-            false,
-        ),
-    ]));
-    let rows = |ms: i64| {
-        RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                Arc::new(StringArray::from(vec!["x"])) as ArrayRef,
-                Arc::new(TimestampMillisecondArray::from(vec![ms])),
-            ],
-        )
-        .unwrap()
-    };
+    let schema = super::harness::schema();
+    let rows = |ms: i64| super::harness::rows(&[("x", ms)]);
     let mut harness = udf_runtime::PtfHarness::builder(WatermarkProbe, schema.clone())
         .table("a")
         .partition_by(["k"])
@@ -552,25 +534,10 @@ fn arrivals(
 
 #[tokio::test]
 async fn order_by_sorts_each_table_by_its_own_watermark() {
-    use udf_core::arrow::array::{ArrayRef, StringArray, TimestampMillisecondArray};
-    use udf_core::arrow::datatypes::{DataType as ArrowType, Field, Schema, TimeUnit};
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("k", ArrowType::Utf8, false),
-        Field::new(
-            "ts",
-            ArrowType::Timestamp(TimeUnit::Millisecond, None),
-            false,
-        ),
-    ]));
+    let schema = super::harness::schema();
     let rows = |times: &[i64]| {
-        RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                Arc::new(StringArray::from(vec!["x"; times.len()])) as ArrayRef,
-                Arc::new(TimestampMillisecondArray::from(times.to_vec())),
-            ],
-        )
-        .unwrap()
+        let events: Vec<(&str, i64)> = times.iter().map(|t| ("x", *t)).collect();
+        super::harness::rows(&events)
     };
     let mut harness = udf_runtime::PtfHarness::builder(arrivals, schema.clone())
         .table("a")
