@@ -29,6 +29,7 @@ use super::router::{Inbox, Routed};
 use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
+use crate::streaming::watermarks::SourceWatermarks;
 
 /// Which input columns precede the function's in the output.
 #[derive(Clone, Copy)]
@@ -88,6 +89,16 @@ fn call_info(call: &PtfCall, tables: &[DriverTable]) -> Result<CallInfo> {
         state: call.spec.state.iter().map(|s| s.name.clone()).collect(),
         on_timer: call.spec.on_timer,
     })
+}
+
+/// The watermarks of a call's rows: per row where they move, else one (`fallback` for a
+/// call without row watermarks). Watermarks never move back, so equal ends mean one value.
+fn trace_of(per_row: &[Option<i64>], fallback: Option<i64>) -> WatermarkTrace<'_> {
+    match per_row.first() {
+        Some(first) if per_row.last() == Some(first) => WatermarkTrace::constant(*first),
+        Some(_) => WatermarkTrace::per_row(per_row),
+        None => WatermarkTrace::constant(fallback),
+    }
 }
 
 /// Where column `name` of the table is in the row the function reads (if it reads it).
@@ -368,19 +379,11 @@ impl Driver {
                 after,
                 now,
             } => {
-                let table = self.table_of_source.get(source).copied().unwrap_or(0);
-                let several = self.tables.len() > 1;
-                match (self.state.is_ordered(table), several) {
-                    (true, false) => {
-                        return self.receive_ordered(source, &batch, times, before, after, now);
-                    }
-                    (true, true) => {
-                        return self.receive_ordered_table(
-                            table, source, &batch, times, before, after, now,
-                        );
-                    }
-                    (false, _) => {}
+                let table = self.table_of_source[source];
+                if self.state.is_ordered(table) {
+                    return self.receive_ordered(table, source, &batch, times, before, after, now);
                 }
+                let several = self.tables.len() > 1;
                 // Each table's watermark before the batch (only the batch's own moves in it).
                 let at_start: Vec<Option<i64>> = if several {
                     (0..self.tables.len())
@@ -395,33 +398,22 @@ impl Driver {
                 let mut own = std::mem::take(&mut self.own_watermarks);
                 watermarks.clear();
                 own.clear();
-                let mut moves = false;
                 if let Some(before) = &before {
                     for before in before {
                         if let Some(before) = before {
                             self.advance(source, *before);
                         }
-                        let current = self.watermark();
-                        moves |= watermarks.last().is_some_and(|last| *last != current);
-                        watermarks.push(current);
+                        watermarks.push(self.watermark());
                         if several {
                             own.push(self.table_watermark(table));
                         }
                     }
                 }
-                let trace = match (moves, watermarks.first()) {
-                    (true, _) => WatermarkTrace::per_row(&watermarks),
-                    (false, Some(first)) => WatermarkTrace::constant(*first),
-                    (false, None) => WatermarkTrace::constant(self.watermark()),
-                };
+                let trace = trace_of(&watermarks, self.watermark());
                 let table_watermarks = if several {
                     TableWatermarks {
                         at_start: &at_start,
-                        own: Some(if own.is_empty() {
-                            WatermarkTrace::constant(at_start[table])
-                        } else {
-                            WatermarkTrace::per_row(&own)
-                        }),
+                        own: Some(trace_of(&own, at_start[table])),
                     }
                 } else {
                     TableWatermarks::single()
@@ -443,27 +435,12 @@ impl Driver {
                 }
             }
             Routed::End { source } => {
-                let table = self.table_of_source.get(source).copied().unwrap_or(0);
-                let (own, previous) = (self.table_watermark(table), self.watermark());
-                self.state.watermarks_mut().end(source);
+                let table = self.table_of_source[source];
+                let mut advances = Vec::new();
+                self.note_advance(table, &mut advances, |w| w.end(source));
                 let now = self.state.now();
-                if self.state.is_ordered(table) && self.tables.len() > 1 {
-                    if let Some(own_after) = self.table_watermark(table)
-                        && Some(own_after) != own
-                    {
-                        let advance = TableAdvance {
-                            own,
-                            own_after,
-                            current: previous,
-                            current_after: self.watermark(),
-                        };
-                        self.release_table(table, advance, now)?;
-                    }
-                } else if self.state.is_ordered(table)
-                    && let Some(current) = self.watermark()
-                    && Some(current) != previous
-                {
-                    self.release_ordered(&[(previous, current)], now)?;
+                if self.state.is_ordered(table) {
+                    self.release_ordered(table, &advances, now)?;
                 }
                 // At the end every pending timer fires once, in time order (rule 29 of
                 // docs/semantics.md).
@@ -473,70 +450,18 @@ impl Driver {
         Ok(())
     }
 
-    /// A batch for ORDER BY: each row waits in the sort buffer unless it is late (its time at
-    /// or before the watermark: dropped and counted); whenever the watermark moves, the rows
-    /// it passed go to `eval` — under the watermark before the move, as Flink's sort does —
-    /// and then timers fire.
+    /// A batch of table argument `table`, which has ORDER BY: each row waits in the sort
+    /// buffer unless it is late (its time at or before the table's watermark: dropped and
+    /// counted); whenever the table's watermark moves, the rows it passed go to `eval` — under
+    /// the watermarks before the move, as Flink's sort does — and then timers fire. With
+    /// several tables each is sorted by its own watermark (as Flink sorts each input); with
+    /// one, that is the processor's.
     ///
     /// A row that is not late has a time after every watermark before it, so no earlier
     /// advance could pass it: the batch's rows wait together, and the rows of all its advances
     /// are released together, each under its own advance.
-    fn receive_ordered(
-        &mut self,
-        source: usize,
-        batch: &RecordBatch,
-        times: Option<Vec<i64>>,
-        before: Option<Vec<Option<i64>>>,
-        after: Option<i64>,
-        now: i64,
-    ) -> Result<()> {
-        let rows = batch.num_rows();
-        let (Some(times), Some(before)) = (times, before) else {
-            return exec_err!("ORDER BY without event time reached `{}`", self.call.name);
-        };
-        // (watermark before, after) of each advance.
-        let mut advances: Vec<(Option<i64>, i64)> = Vec::new();
-        let mut waiting: Vec<u32> = Vec::with_capacity(rows);
-        for (row, before) in before.iter().enumerate() {
-            let previous = self.watermark();
-            if let Some(before) = before {
-                self.advance(source, *before);
-            }
-            let current = self.watermark();
-            if let Some(current) = current
-                && Some(current) != previous
-            {
-                advances.push((previous, current));
-            }
-            if current.is_some_and(|w| times[row] <= w) {
-                self.metrics.late_rows_dropped.add(1);
-                continue;
-            }
-            waiting.push(row as u32);
-        }
-        if let Some(sorter) = self.state.sorter_mut(0) {
-            sorter.insert(batch, &waiting, &times)?;
-        }
-        if let Some(after) = after {
-            let previous = self.watermark();
-            self.advance(source, after);
-            if let Some(current) = self.watermark()
-                && Some(current) != previous
-            {
-                advances.push((previous, current));
-            }
-        }
-        self.state.set_now(now);
-        self.release_ordered(&advances, now)
-    }
-
-    /// A batch of table argument `table`, which has ORDER BY, when the call has several
-    /// tables: as `receive_ordered`, with the table's own watermark deciding what is late and
-    /// what is released (Flink sorts each input by its own watermark). The rows an advance of
-    /// it releases go to `eval` under the watermarks before the advance; then the timers the
-    /// processor's watermark made due fire. One call per advance.
     #[allow(clippy::too_many_arguments)]
-    fn receive_ordered_table(
+    fn receive_ordered(
         &mut self,
         table: usize,
         source: usize,
@@ -553,10 +478,9 @@ impl Driver {
         let mut waiting: Vec<u32> = Vec::with_capacity(batch.num_rows());
         for (row, before) in before.iter().enumerate() {
             if let Some(before) = before {
-                self.advance_table(table, source, *before, &mut advances);
+                self.note_advance(table, &mut advances, |w| w.advance(source, *before));
             }
-            let own = self.table_watermark(table);
-            if own.is_some_and(|w| times[row] <= w) {
+            if self.table_watermark(table).is_some_and(|w| times[row] <= w) {
                 self.metrics.late_rows_dropped.add(1);
                 continue;
             }
@@ -566,122 +490,110 @@ impl Driver {
             sorter.insert(batch, &waiting, &times)?;
         }
         if let Some(after) = after {
-            self.advance_table(table, source, after, &mut advances);
+            self.note_advance(table, &mut advances, |w| w.advance(source, after));
         }
         self.state.set_now(now);
-        for advance in advances {
-            self.release_table(table, advance, now)?;
-        }
-        Ok(())
+        self.release_ordered(table, &advances, now)
     }
 
-    /// Moves `source`'s watermark to `watermark`, noting the advance of its table's
-    /// watermark (and the processor's) if it moved.
-    fn advance_table(
+    /// Applies `change` to the watermarks, noting the advance of `table`'s watermark (with
+    /// the processor's before and after) if it moved.
+    fn note_advance(
         &mut self,
         table: usize,
-        source: usize,
-        watermark: i64,
         advances: &mut Vec<TableAdvance>,
+        change: impl FnOnce(&mut SourceWatermarks),
     ) {
-        let (own, current) = (self.table_watermark(table), self.watermark());
-        self.advance(source, watermark);
-        if let Some(own_after) = self.table_watermark(table)
-            && Some(own_after) != own
+        let watermarks = |driver: &Self| {
+            let own = driver.table_watermark(table);
+            // One table's watermark is the processor's.
+            let current = if driver.tables.len() == 1 {
+                own
+            } else {
+                driver.watermark()
+            };
+            (own, current)
+        };
+        let (own, current) = watermarks(self);
+        change(self.state.watermarks_mut());
+        let (after, current_after) = watermarks(self);
+        if let Some(own_after) = after
+            && after != own
         {
             advances.push(TableAdvance {
                 own,
                 own_after,
                 current,
-                current_after: self.watermark(),
+                current_after,
             });
         }
     }
 
-    /// Hands table `table`'s rows that `advance` passed to `eval`, under the watermarks
-    /// before it, then fires the timers due at the processor's watermark after it.
-    fn release_table(&mut self, table: usize, advance: TableAdvance, now: i64) -> Result<()> {
-        let released = match self.state.sorter_mut(table) {
-            Some(sorter) => sorter.release(&[advance.own_after])?,
-            None => None,
-        };
-        if let Some(released) = released {
-            let at_start: Vec<Option<i64>> = (0..self.tables.len())
-                .map(|t| {
-                    if t == table {
-                        advance.own
-                    } else {
-                        self.table_watermark(t)
-                    }
-                })
-                .collect();
-            self.push(
-                table,
-                &released.batch,
-                Some(&released.times),
-                WatermarkTrace::constant(advance.current),
-                TableWatermarks {
-                    at_start: &at_start,
-                    own: Some(WatermarkTrace::constant(advance.own)),
-                },
-                now,
-            )?;
-        }
-        match advance.current_after {
-            Some(watermark) => self.fire_at(watermark, now),
-            None => Ok(()),
-        }
-    }
-
-    /// Hands the rows that `advances` passed to `eval`, each under the watermark before the
-    /// advance that passed it, and fires the timers each advance made due after its rows.
-    fn release_ordered(&mut self, advances: &[(Option<i64>, i64)], now: i64) -> Result<()> {
+    /// Hands table `table`'s rows that `advances` passed to `eval`, each under the
+    /// watermarks before the advance that passed it, and fires the timers each advance made
+    /// due (at the processor's watermark after it) after its rows.
+    fn release_ordered(&mut self, table: usize, advances: &[TableAdvance], now: i64) -> Result<()> {
         if advances.is_empty() {
             return Ok(());
         }
-        let watermarks: Vec<i64> = advances.iter().map(|(_, after)| *after).collect();
+        let thresholds: Vec<i64> = advances.iter().map(|a| a.own_after).collect();
         // The advances whose timers have fired, or fire inside the call.
         let mut fired_through = 0;
-        let released = match self.state.sorter_mut(0) {
-            Some(sorter) => sorter.release(&watermarks)?,
+        let released = match self.state.sorter_mut(table) {
+            Some(sorter) => sorter.release(&thresholds)?,
             None => None,
         };
         if let Some(released) = released {
-            // One call for all the rows: a row under the watermark before the advance that
+            // One call for all the rows: a row under the watermarks before the advance that
             // passed it; where advances without rows lie between two rows' advances, the
             // timers fire at each of them there (after the rows of the advance before, as if
             // each advance were on its own).
-            let under: Vec<Option<i64>> =
-                released.advances.iter().map(|&a| advances[a].0).collect();
+            let under: Vec<Option<i64>> = released
+                .advances
+                .iter()
+                .map(|&a| advances[a].current)
+                .collect();
             let mut firings: Vec<Firing> = Vec::new();
             for (row, &advance) in released.advances.iter().enumerate() {
                 if advance > fired_through {
                     // Rows of `advance` are under its previous watermark, which fires
                     // before them.
-                    firings.extend((fired_through..advance - 1).map(|h| Firing {
-                        row,
-                        watermark: watermarks[h],
+                    firings.extend(advances[fired_through..advance - 1].iter().filter_map(|h| {
+                        h.current_after.map(|watermark| Firing { row, watermark })
                     }));
                     fired_through = advance;
                 }
             }
-            let trace = if under.first() != under.last() {
-                WatermarkTrace::per_row(&under)
+            let trace = trace_of(&under, None);
+            // With several tables, the rows' own table's watermark before each advance.
+            let own: Vec<Option<i64>>;
+            let at_start: Vec<Option<i64>>;
+            let table_watermarks = if self.tables.len() > 1 {
+                own = released.advances.iter().map(|&a| advances[a].own).collect();
+                at_start = (0..self.tables.len())
+                    .map(|t| self.table_watermark(t))
+                    .collect();
+                TableWatermarks {
+                    at_start: &at_start,
+                    own: Some(trace_of(&own, None)),
+                }
             } else {
-                WatermarkTrace::constant(under[0])
+                TableWatermarks::single()
             };
             self.push(
-                0,
+                table,
                 &released.batch,
                 Some(&released.times),
                 trace.with_firings(&firings),
-                TableWatermarks::single(),
+                table_watermarks,
                 now,
             )?;
         }
         // The advances after the last rows (or all, without rows) fire after the call.
-        for &watermark in &watermarks[fired_through..] {
-            self.fire_at(watermark, now)?;
+        for advance in &advances[fired_through..] {
+            if let Some(watermark) = advance.current_after {
+                self.fire_at(watermark, now)?;
+            }
         }
         Ok(())
     }
