@@ -205,6 +205,7 @@ async fn the_dataframe_form_takes_further_tables_by_name() {
             .map(|(a, b, m, _)| (*a, *b, m.clone()))
             .collect::<Vec<_>>()
     };
+    assert_eq!(from_dataframe.len(), 6, "an outcome per order");
     assert_eq!(without_time(&from_dataframe), without_time(&from_sql));
 }
 

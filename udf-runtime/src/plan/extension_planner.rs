@@ -3,11 +3,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::Session;
 use datafusion::common::Result;
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
-use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, UserDefinedLogicalNode, cast};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
@@ -49,7 +47,6 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             ))));
         }
         if let Some(node) = node.as_any().downcast_ref::<PtfNode>() {
-            let key_types = shared_key_types(node)?;
             let mut inputs = Vec::with_capacity(physical_inputs.len());
             for (index, plan) in physical_inputs.iter().enumerate() {
                 let schema = logical_inputs[index].schema();
@@ -62,18 +59,22 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                 let (keys, row) = match node.call.tables.get(index) {
                     Some(table) => {
                         // Co-partitioned tables meet on keys of one type each.
-                        let keys: Vec<Expr> = table
-                            .keys
-                            .iter()
-                            .zip(&key_types)
-                            .map(|(key, shared)| {
-                                if &key.get_type(schema)? == shared {
-                                    Ok(key.clone())
-                                } else {
-                                    Ok(cast(key.clone(), shared.clone()))
-                                }
-                            })
-                            .collect::<Result<_>>()?;
+                        let keys: Vec<Expr> = if node.call.key_types.is_empty() {
+                            table.keys.clone()
+                        } else {
+                            table
+                                .keys
+                                .iter()
+                                .zip(&node.call.key_types)
+                                .map(|(key, shared)| {
+                                    if &key.get_type(schema)? == shared {
+                                        Ok(key.clone())
+                                    } else {
+                                        Ok(cast(key.clone(), shared.clone()))
+                                    }
+                                })
+                                .collect::<Result<_>>()?
+                        };
                         (physical(&keys)?, physical(&table.row)?)
                     }
                     None => (Vec::new(), Vec::new()),
@@ -105,26 +106,4 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             Arc::new(node.schema.as_arrow().clone()),
         ))))
     }
-}
-
-/// The type of each PARTITION BY column that every table argument's keys are cast to: the
-/// type they compare as (checked when the call was bound).
-fn shared_key_types(node: &PtfNode) -> Result<Vec<DataType>> {
-    let mut shared: Option<Vec<DataType>> = None;
-    for (table, input) in node.call.tables.iter().zip(&node.inputs) {
-        let types = table
-            .keys
-            .iter()
-            .map(|key| key.get_type(input.schema()))
-            .collect::<Result<Vec<_>>>()?;
-        shared = Some(match shared {
-            None => types,
-            Some(before) => before
-                .iter()
-                .zip(&types)
-                .map(|(a, b)| comparison_coercion(a, b).unwrap_or_else(|| a.clone()))
-                .collect(),
-        });
-    }
-    Ok(shared.unwrap_or_default())
 }

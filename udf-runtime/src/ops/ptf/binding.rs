@@ -154,20 +154,25 @@ impl PtfArguments<'_> {
         for (input, table) in &mut tables {
             table.event_time = self.event_time(on_time.as_deref(), table, input)?;
         }
-        self.check_tables(&tables, on_time.is_some())?;
-        self.build(tables, scalars, uid, on_time.is_some())
+        let key_types = self.check_tables(&tables, on_time.is_some())?;
+        self.build(tables, key_types, scalars, uid, on_time.is_some())
     }
 
     /// Several table arguments are co-partitioned set-semantics tables (Flink's rule): equal
     /// PARTITION BY arity and comparable key types, no pass-through; with `on_time`, time
-    /// columns of one type (they become one `rowtime`).
-    fn check_tables(&self, tables: &[(LogicalPlan, TableBinding)], on_time: bool) -> Result<()> {
+    /// columns of one type (they become one `rowtime`). The types every table's keys compare
+    /// as (none to cast to with one table).
+    fn check_tables(
+        &self,
+        tables: &[(LogicalPlan, TableBinding)],
+        on_time: bool,
+    ) -> Result<Vec<ArrowType>> {
         let name = self.name;
         let [(first_input, first), rest @ ..] = tables else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         if rest.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         for (_, table) in tables {
             if table.semantics == Semantics::Row {
@@ -192,6 +197,7 @@ impl PtfArguments<'_> {
                 .collect::<Result<Vec<_>>>()
         };
         let first_types = key_types(first_input, first)?;
+        let mut shared = first_types.clone();
         for (input, table) in rest {
             let types = key_types(input, table)?;
             let shown = |table: &TableBinding| {
@@ -213,8 +219,10 @@ impl PtfArguments<'_> {
                     columns(types.len())
                 );
             }
-            for ((position, a), b) in first_types.iter().enumerate().zip(&types) {
-                if a != b && comparison_coercion(a, b).is_none() {
+            for (position, b) in types.iter().enumerate() {
+                let a = &first_types[position];
+                let common = comparison_coercion(&shared[position], b);
+                let Some(common) = common else {
                     return plan_err!(
                         "the table arguments of `{name}` are not co-partitioned: PARTITION BY column {} is `{}` ({a}) in `{}` but `{}` ({b}) in `{}`, which do not compare",
                         position + 1,
@@ -223,7 +231,8 @@ impl PtfArguments<'_> {
                         table.keys[position],
                         table.name
                     );
-                }
+                };
+                shared[position] = common;
             }
         }
         if on_time {
@@ -246,7 +255,7 @@ impl PtfArguments<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(shared)
     }
 
     /// The event time of table argument `table`: the column `on_time` names in it (or,
@@ -476,6 +485,7 @@ impl PtfArguments<'_> {
     pub fn build(
         &self,
         tables: Vec<(LogicalPlan, TableBinding)>,
+        key_types: Vec<ArrowType>,
         scalars: Vec<ScalarValue>,
         uid: Option<String>,
         on_time: bool,
@@ -501,6 +511,7 @@ impl PtfArguments<'_> {
             metrics: self.metrics.clone(),
             scalars,
             tables,
+            key_types,
             row_type,
             uid,
             on_time,

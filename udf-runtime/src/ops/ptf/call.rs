@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::Field;
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field};
 use datafusion::common::{Result, ScalarValue, plan_err};
 use datafusion::logical_expr::Expr;
 use udf_core::ptf::ProcessTableFunction;
@@ -50,6 +50,9 @@ pub struct PtfCall {
     /// The table arguments, in declaration order (none for a function without one); each
     /// reads its own input of the node.
     pub tables: Vec<TableBinding>,
+    /// With several tables, the type each PARTITION BY column of every table is cast to (the
+    /// type they compare as), so equal keys meet; empty with one.
+    pub key_types: Vec<ArrowType>,
     /// The type of the rows the function emits.
     pub row_type: DataType,
     /// `uid => '...'`.
@@ -74,6 +77,7 @@ impl PartialEq for PtfCall {
             && Arc::ptr_eq(&self.function, &other.function)
             && self.scalars == other.scalars
             && self.tables == other.tables
+            && self.key_types == other.key_types
             && self.uid == other.uid
             && self.on_time == other.on_time
     }
