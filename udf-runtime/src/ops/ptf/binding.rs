@@ -134,21 +134,22 @@ impl PtfArguments<'_> {
                     self.name
                 );
             }
-            // Every name is some table's time column: none is silently left over.
-            for column in columns.iter().filter(|_| tables.len() > 1) {
-                let known = tables.iter().any(|(input, _)| {
+            // Every name is some table's time column: none is silently left over (one table
+            // names a missing column in its own error below).
+            let unknown = columns.iter().find(|column| {
+                !tables.iter().any(|(input, _)| {
                     input
                         .schema()
                         .fields()
                         .iter()
                         .any(|f| f.name().eq_ignore_ascii_case(column))
-                });
-                if !known {
-                    return plan_err!(
-                        "`on_time` of `{}` names `{column}`, which is not a column of any table argument",
-                        self.name
-                    );
-                }
+                })
+            });
+            if let (Some(column), true) = (unknown, tables.len() > 1) {
+                return plan_err!(
+                    "`on_time` of `{}` names `{column}`, which is not a column of any table argument",
+                    self.name
+                );
             }
         }
         for (input, table) in &mut tables {
