@@ -476,11 +476,12 @@ impl Driver {
         };
         let mut advances: Vec<TableAdvance> = Vec::new();
         let mut waiting: Vec<u32> = Vec::with_capacity(batch.num_rows());
+        let mut own = self.table_watermark(table);
         for (row, before) in before.iter().enumerate() {
             if let Some(before) = before {
-                self.note_advance(table, &mut advances, |w| w.advance(source, *before));
+                own = self.note_advance(table, &mut advances, |w| w.advance(source, *before));
             }
-            if self.table_watermark(table).is_some_and(|w| times[row] <= w) {
+            if own.is_some_and(|w| times[row] <= w) {
                 self.metrics.late_rows_dropped.add(1);
                 continue;
             }
@@ -497,13 +498,13 @@ impl Driver {
     }
 
     /// Applies `change` to the watermarks, noting the advance of `table`'s watermark (with
-    /// the processor's before and after) if it moved.
+    /// the processor's before and after) if it moved; the table's watermark after it.
     fn note_advance(
         &mut self,
         table: usize,
         advances: &mut Vec<TableAdvance>,
         change: impl FnOnce(&mut SourceWatermarks),
-    ) {
+    ) -> Option<i64> {
         let watermarks = |driver: &Self| {
             let own = driver.table_watermark(table);
             // One table's watermark is the processor's.
@@ -527,6 +528,7 @@ impl Driver {
                 current_after,
             });
         }
+        after
     }
 
     /// Hands table `table`'s rows that `advances` passed to `eval`, each under the
