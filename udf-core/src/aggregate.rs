@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Error;
-use crate::describe::with_accumulator;
+use crate::group_failure::{Cause, GroupFailure, user_call};
 use crate::scalar::ArgColumn;
 use crate::spec::FunctionSpec;
 use crate::types::DataType;
@@ -42,19 +42,19 @@ pub trait GroupAccumulators: Send + Sync {
         states: &dyn Array,
         groups: &[usize],
         total_groups: usize,
-    ) -> Result<(), Error>;
+    ) -> Result<(), GroupFailure>;
 
     /// The encoded accumulators of the emitted groups, which are removed.
-    fn state(&mut self, emit: Emit) -> Result<ArrayRef, Error>;
+    fn state(&mut self, emit: Emit) -> Result<ArrayRef, GroupFailure>;
 
     /// The results of the emitted groups, which are removed.
-    fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, Error>;
+    fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, GroupFailure>;
 
     /// The result of one group, which stays (OVER windows evaluate after every row).
-    fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, Error>;
+    fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, GroupFailure>;
 
     /// The encoded accumulator of one group, which stays.
-    fn state_group(&mut self, group: usize) -> Result<ArrayRef, Error>;
+    fn state_group(&mut self, group: usize) -> Result<ArrayRef, GroupFailure>;
 
     /// Memory held, in bytes (an estimate: heap data inside accumulators is not counted).
     fn size(&self) -> usize;
@@ -177,25 +177,27 @@ impl<T: AggregateLogic> Groups<T> {
 
     /// Keeps the accumulators of groups emitted early: the input is sorted by the group
     /// keys, so new groups follow.
-    fn recycle(&mut self, emit: Emit, accs: Vec<T::Acc>) -> Result<(), Error> {
+    fn recycle(&mut self, emit: Emit, accs: Vec<T::Acc>) -> Result<(), GroupFailure> {
         if let Emit::First(_) = emit {
-            for mut acc in accs {
-                self.logic
-                    .reset(&mut acc)
-                    .map_err(|e| Error::msg(format!("reset failed: {e}")))?;
+            for (group, mut acc) in accs.into_iter().enumerate() {
+                let logic = &self.logic;
+                user_call(|| logic.reset(&mut acc))
+                    .map_err(|cause| GroupFailure::of(in_reset(cause), group, &acc))?;
                 self.spare.push(acc);
             }
         }
         Ok(())
     }
 
-    fn encode(accs: &[T::Acc]) -> Result<ArrayRef, Error> {
+    fn encode(accs: &[T::Acc]) -> Result<ArrayRef, GroupFailure> {
         let mut out = BinaryBuilder::with_capacity(accs.len(), accs.len() * 16);
         let mut buffer = Vec::new();
-        for acc in accs {
+        for (group, acc) in accs.iter().enumerate() {
             buffer.clear();
-            let bytes = postcard::to_extend(acc, std::mem::take(&mut buffer))
-                .map_err(|e| Error::msg(format!("an accumulator cannot be encoded: {e}")))?;
+            let bytes = postcard::to_extend(acc, std::mem::take(&mut buffer)).map_err(|e| {
+                let cause = Error::msg(format!("the accumulator cannot be encoded: {e}"));
+                GroupFailure::of(Cause::Error(cause), group, acc)
+            })?;
             out.append_value(&bytes);
             buffer = bytes;
         }
@@ -207,6 +209,20 @@ impl<T: AggregateLogic> Groups<T> {
             Emit::All => std::mem::take(&mut self.accs),
             Emit::First(n) => self.accs.drain(..n.min(self.accs.len())).collect(),
         }
+    }
+
+    /// `evaluate` of one group, whose failure names it.
+    fn evaluate_one(&self, group: usize, acc: &T::Acc) -> Result<ArrayRef, GroupFailure> {
+        user_call(|| self.logic.evaluate(std::slice::from_ref(acc), &self.output))
+            .map_err(|cause| GroupFailure::of(cause, group, acc))
+    }
+}
+
+/// A failed `reset` reads as one (it runs inside the call that emitted the group).
+fn in_reset(cause: Cause) -> Cause {
+    match cause {
+        Cause::Error(error) => Cause::Error(Error::msg(format!("reset failed: {error}"))),
+        panic => panic,
     }
 }
 
@@ -226,7 +242,7 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
         states: &dyn Array,
         groups: &[usize],
         total_groups: usize,
-    ) -> Result<(), Error> {
+    ) -> Result<(), GroupFailure> {
         self.grow(total_groups);
         let states = states
             .as_any()
@@ -237,59 +253,64 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
                     states.data_type()
                 ))
             })?;
-        for (row, group) in groups.iter().enumerate() {
-            if states.is_null(row) {
-                continue;
+        // One panic guard around the loop (not one per row); `at` tells which row it was.
+        let mut at = 0;
+        let (logic, accs) = (&self.logic, &mut self.accs);
+        let outcome = user_call(|| {
+            for (row, &group) in groups.iter().enumerate() {
+                at = row;
+                if states.is_null(row) {
+                    continue;
+                }
+                let other: T::Acc = postcard::from_bytes(states.value(row)).map_err(|e| {
+                    Error::msg(format!("a partial accumulator cannot be decoded: {e}"))
+                })?;
+                logic.merge(&mut accs[group], &other)?;
             }
-            let other: T::Acc = postcard::from_bytes(states.value(row))
-                .map_err(|e| Error::msg(format!("a partial accumulator cannot be decoded: {e}")))?;
-            let acc = &mut self.accs[*group];
-            self.logic
-                .merge(acc, &other)
-                .map_err(|error| with_accumulator(error, acc))?;
-        }
-        Ok(())
+            Ok(())
+        });
+        outcome.map_err(|cause| GroupFailure::of(cause, groups[at], &self.accs[groups[at]]))
     }
 
-    fn state(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
+    fn state(&mut self, emit: Emit) -> Result<ArrayRef, GroupFailure> {
         let accs = self.take(emit);
         let state = Self::encode(&accs)?;
         self.recycle(emit, accs)?;
         Ok(state)
     }
 
-    fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, Error> {
+    fn evaluate(&mut self, emit: Emit) -> Result<ArrayRef, GroupFailure> {
         let accs = self.take(emit);
-        let result = match self.logic.evaluate(&accs, &self.output) {
+        let result = match user_call(|| self.logic.evaluate(&accs, &self.output)) {
             Ok(result) => result,
-            Err(error) => {
-                // Found again one by one (only on failure), to show the accumulator.
-                let failing = accs.iter().find(|acc| {
-                    self.logic
-                        .evaluate(std::slice::from_ref(*acc), &self.output)
-                        .is_err()
-                });
-                return Err(match failing {
-                    Some(acc) => with_accumulator(error, acc),
-                    None => error,
-                });
+            Err(cause) => {
+                // Found again one by one (only on failure), to name the group.
+                let failing = accs
+                    .iter()
+                    .enumerate()
+                    .find_map(|(group, acc)| self.evaluate_one(group, acc).err());
+                return Err(failing.unwrap_or(GroupFailure {
+                    cause,
+                    group: None,
+                    accumulator: None,
+                }));
             }
         };
         self.recycle(emit, accs)?;
         Ok(result)
     }
 
-    fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, Error> {
+    fn evaluate_group(&mut self, group: usize) -> Result<ArrayRef, GroupFailure> {
         self.grow(group + 1);
-        let acc = &self.accs[group];
-        self.logic
-            .evaluate(std::slice::from_ref(acc), &self.output)
-            .map_err(|error| with_accumulator(error, acc))
+        self.evaluate_one(group, &self.accs[group])
     }
 
-    fn state_group(&mut self, group: usize) -> Result<ArrayRef, Error> {
+    fn state_group(&mut self, group: usize) -> Result<ArrayRef, GroupFailure> {
         self.grow(group + 1);
-        Self::encode(std::slice::from_ref(&self.accs[group]))
+        Self::encode(std::slice::from_ref(&self.accs[group])).map_err(|failure| GroupFailure {
+            group: Some(group),
+            ..failure
+        })
     }
 
     fn size(&self) -> usize {

@@ -17,14 +17,6 @@ pub fn describe<T: Serialize + ?Sized>(value: &T, limit: usize) -> Option<String
     Some(writer.out)
 }
 
-/// Appends ` (accumulator: …)` to `error` when the accumulator is short enough to show.
-pub fn with_accumulator<T: Serialize + ?Sized>(error: crate::Error, acc: &T) -> crate::Error {
-    match describe(acc, 200) {
-        Some(text) => crate::Error::msg(format!("{error} (accumulator: {text})")),
-        None => error,
-    }
-}
-
 struct Writer {
     out: String,
     limit: usize,

@@ -29,6 +29,7 @@ mod decimal;
 mod describe;
 mod error;
 mod function;
+mod group_failure;
 mod kernel;
 mod panics;
 pub mod ptf;
@@ -58,6 +59,7 @@ pub use context::{Counter, FunctionContext, MetricGroup, Metrics};
 pub use decimal::Decimal;
 pub use error::{Error, Result, panic_message};
 pub use function::{Function, UserFunction};
+pub use group_failure::{Cause, GroupFailure};
 pub use panics::{Panic, catch_user_panic, catch_user_panic_async};
 pub use scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
 pub use spec::{

@@ -12,7 +12,7 @@ use crate::Error;
 use crate::aggregate::AggregateBatch;
 use crate::collector::{Collector, Emitted, RetractableCollector, RowKind};
 use crate::convert::ResultValue;
-use crate::describe::with_accumulator;
+use crate::group_failure::{Cause, GroupFailure, user_call};
 use crate::spec::FunctionSpec;
 use crate::types::DataType;
 
@@ -45,16 +45,16 @@ pub trait TableGroups: Send + Sync {
 
     /// `emit_value` for `group`, its rows marked `kind` (`+I` for a result, `-D` to take back
     /// the result emitted before the latest rows).
-    fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), Error>;
+    fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), GroupFailure>;
 
     /// `emit_update_with_retract` for `group`.
-    fn emit_update_with_retract(&mut self, group: usize) -> Result<(), Error>;
+    fn emit_update_with_retract(&mut self, group: usize) -> Result<(), GroupFailure>;
 
     /// The accumulator of `group`, encoded (to combine partial aggregations).
-    fn state(&mut self, group: usize) -> Result<Vec<u8>, Error>;
+    fn state(&mut self, group: usize) -> Result<Vec<u8>, GroupFailure>;
 
     /// Folds an encoded partial accumulator into `group` with `merge`.
-    fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error>;
+    fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), GroupFailure>;
 
     /// The rows emitted since the last call: one column of the row type, and the group and
     /// kind of each row.
@@ -136,13 +136,17 @@ impl<T: TableAggregateLogic> Groups<T> {
         &self.accs[group]
     }
 
-    /// The first error a row caused while the function was emitting.
-    fn emitted_ok(&mut self, result: Result<(), Error>) -> Result<(), Error> {
-        result?;
-        match self.emitted.take_error() {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+    /// The call's failure, or else the first error a row caused while the function was
+    /// emitting, naming the group and its accumulator.
+    fn emitted_ok(&mut self, group: usize, result: Result<(), Cause>) -> Result<(), GroupFailure> {
+        let cause = match result {
+            Err(cause) => cause,
+            Ok(()) => match self.emitted.take_error() {
+                Some(error) => Cause::Error(error),
+                None => return Ok(()),
+            },
+        };
+        Err(GroupFailure::of(cause, group, &self.accs[group]))
     }
 }
 
@@ -157,39 +161,39 @@ where
         self.logic.accumulate(self.signature, &mut self.accs, batch)
     }
 
-    fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), Error> {
+    fn emit_value(&mut self, group: usize, kind: RowKind) -> Result<(), GroupFailure> {
         self.acc(group);
         let acc = &self.accs[group];
-        let result = self
-            .logic
-            .emit_value(acc, &mut self.emitted.collector_of_kind(group, kind))
-            .map_err(|error| with_accumulator(error, acc));
-        self.emitted_ok(result)
+        let (logic, emitted) = (&self.logic, &mut self.emitted);
+        let result =
+            user_call(|| logic.emit_value(acc, &mut emitted.collector_of_kind(group, kind)));
+        self.emitted_ok(group, result)
     }
 
-    fn emit_update_with_retract(&mut self, group: usize) -> Result<(), Error> {
+    fn emit_update_with_retract(&mut self, group: usize) -> Result<(), GroupFailure> {
         self.acc(group);
         let acc = &self.accs[group];
-        let result = self
-            .logic
-            .emit_update_with_retract(acc, &mut self.emitted.retractable(group))
-            .map_err(|error| with_accumulator(error, acc));
-        self.emitted_ok(result)
+        let (logic, emitted) = (&self.logic, &mut self.emitted);
+        let result =
+            user_call(|| logic.emit_update_with_retract(acc, &mut emitted.retractable(group)));
+        self.emitted_ok(group, result)
     }
 
-    fn state(&mut self, group: usize) -> Result<Vec<u8>, Error> {
-        postcard::to_stdvec(self.acc(group))
-            .map_err(|e| Error::msg(format!("an accumulator cannot be encoded: {e}")))
+    fn state(&mut self, group: usize) -> Result<Vec<u8>, GroupFailure> {
+        let acc = self.acc(group);
+        postcard::to_stdvec(acc).map_err(|e| {
+            let cause = Error::msg(format!("the accumulator cannot be encoded: {e}"));
+            GroupFailure::of(Cause::Error(cause), group, acc)
+        })
     }
 
-    fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error> {
+    fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), GroupFailure> {
         let other: T::Acc = postcard::from_bytes(state)
             .map_err(|e| Error::msg(format!("a partial accumulator cannot be decoded: {e}")))?;
         self.acc(group);
-        let acc = &mut self.accs[group];
-        self.logic
-            .merge(acc, &other)
-            .map_err(|error| with_accumulator(error, acc))
+        let (logic, acc) = (&self.logic, &mut self.accs[group]);
+        user_call(|| logic.merge(acc, &other))
+            .map_err(|cause| GroupFailure::of(cause, group, &self.accs[group]))
     }
 
     fn take_emitted(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error> {

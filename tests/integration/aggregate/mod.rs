@@ -2,6 +2,7 @@
 
 mod capabilities;
 mod distinct;
+mod errors;
 mod examples;
 mod grouping;
 mod reset;

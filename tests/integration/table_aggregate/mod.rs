@@ -387,7 +387,7 @@ async fn emit_failures_name_the_group_key_and_the_accumulator() {
     assert!(
         message.contains(
             "table aggregate function `picky` panicked in emit_value: four is unlucky (at tests/"
-        ) && message.contains(") (group key: 2)"),
+        ) && message.contains(") (accumulator: {value: Some(4)}) (group key: 2)"),
         "{message}"
     );
 }

@@ -1,23 +1,26 @@
 //! The accumulators of one aggregation as DataFusion's `GroupsAccumulator` (all groups'
 //! accumulators in one vector, indexed by group), with errors and panics turned into query
-//! errors that name the function, the row and its arguments.
+//! errors that name the function, the row and its arguments, or the group and its key.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray};
-use datafusion::common::{Result, exec_err, not_impl_err};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err, not_impl_err};
 use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
-use udf_core::{AggregateBatch, ArgColumn, Emit, FunctionSpec, GroupAccumulators};
+use udf_core::{AggregateBatch, ArgColumn, Emit, FunctionSpec, GroupAccumulators, GroupFailure};
 
+use super::group_keys::GroupKeys;
 use crate::functions::binding;
 
 /// The accumulators of one aggregation, with errors and panics turned into query errors that
-/// name the function, the row and its arguments.
+/// name the function, the row and its arguments, or the group.
 pub(super) struct Folder {
     pub(super) name: String,
     pub(super) spec: Arc<FunctionSpec>,
     pub(super) signature: usize,
     pub(super) groups: Box<dyn GroupAccumulators>,
+    /// The key of each group, when the call takes them (a GROUP BY; see `group_keys`).
+    pub(super) keys: Option<GroupKeys>,
 }
 
 impl std::fmt::Debug for Folder {
@@ -43,6 +46,7 @@ impl Folder {
         filter: Option<&BooleanArray>,
         total_groups: usize,
     ) -> Result<()> {
+        let values = self.record_keys(values, groups, total_groups)?;
         let args: Vec<ArgColumn> = values.iter().cloned().map(ArgColumn::array).collect();
         let mut batch = AggregateBatch {
             args: &args,
@@ -52,10 +56,10 @@ impl Folder {
             filter,
             row: 0,
         };
-        let groups = &mut self.groups;
+        let accumulators = &mut self.groups;
         let outcome = udf_core::catch_user_panic(|| match fold {
-            Fold::Accumulate => groups.accumulate(&mut batch),
-            Fold::Retract => groups.retract(&mut batch),
+            Fold::Accumulate => accumulators.accumulate(&mut batch),
+            Fold::Retract => accumulators.retract(&mut batch),
         });
         let (row, message) = match outcome {
             Ok(Ok(())) => return Ok(()),
@@ -63,31 +67,65 @@ impl Folder {
             Err(panic) => (batch.row, format!("panicked: {}", panic)),
         };
         let values = binding::describe_row(&self.spec, self.signature, &args, row);
-        exec_err!(
-            "aggregate function `{}` {message} (row {row} of the batch, arguments: {values})",
+        let key = self.key_of(groups.get(row).copied());
+        Err(exec_datafusion_err!(
+            "aggregate function `{}` {message} (row {row} of the batch, arguments: {values}){key}",
             self.name
-        )
+        ))
     }
 
-    /// Calls that fold no rows (merge, state, evaluate): errors and panics name the function.
+    /// Keeps the keys of new groups, if the call takes them after its arguments; returns
+    /// the arguments.
+    fn record_keys<'a>(
+        &mut self,
+        values: &'a [ArrayRef],
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<&'a [ArrayRef]> {
+        let Some(keys) = &mut self.keys else {
+            return Ok(values);
+        };
+        let (arguments, key_columns) = values.split_at(values.len().saturating_sub(keys.width()));
+        keys.record(key_columns, groups, total_groups)?;
+        Ok(arguments)
+    }
+
+    /// ` (group key: a, 1)`, when the group and its key are known.
+    fn key_of(&self, group: Option<usize>) -> String {
+        match (group, &self.keys) {
+            (Some(group), Some(keys)) => keys
+                .describe(group)
+                .map(|key| format!(" (group key: {key})"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    /// Calls that fold no rows (merge, state, evaluate): errors and panics name the
+    /// function, and the group when the failure concerns one.
     pub(super) fn guard<T>(
         &mut self,
         what: &str,
-        call: impl FnOnce(&mut dyn GroupAccumulators) -> udf_core::Result<T>,
+        call: impl FnOnce(&mut dyn GroupAccumulators) -> Result<T, GroupFailure>,
     ) -> Result<T> {
         let groups = &mut self.groups;
         match udf_core::catch_user_panic(|| call(groups.as_mut())) {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => exec_err!(
-                "aggregate function `{}` failed in {what}: {error}",
+            Ok(Err(failure)) => Err(self.failed(what, &failure)),
+            Err(panic) => Err(exec_datafusion_err!(
+                "aggregate function `{}` panicked in {what}: {panic}",
                 self.name
-            ),
-            Err(panic) => exec_err!(
-                "aggregate function `{}` panicked in {what}: {}",
-                self.name,
-                panic
-            ),
+            )),
         }
+    }
+
+    fn failed(&self, what: &str, failure: &GroupFailure) -> DataFusionError {
+        exec_datafusion_err!(
+            "aggregate function `{}` {}{}",
+            self.name,
+            failure.describe(what),
+            self.key_of(failure.group)
+        )
     }
 }
 
@@ -116,13 +154,23 @@ impl GroupsAccumulator for Folder {
     }
 
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
-        self.guard("get_value", |groups| groups.evaluate(emit(emit_to)))
+        let result = self.guard("get_value", |groups| groups.evaluate(emit(emit_to)))?;
+        if let Some(keys) = &mut self.keys {
+            keys.forget(emit(emit_to));
+        }
+        Ok(result)
     }
 
+    /// The encoded accumulators, then the groups' keys when the call takes them.
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
-        Ok(vec![self.guard("encoding accumulators", |groups| {
+        let state = self.guard("encoding accumulators", |groups| {
             groups.state(emit(emit_to))
-        })?])
+        })?;
+        let mut columns = vec![state];
+        if let Some(keys) = &mut self.keys {
+            columns.extend(keys.emit(emit(emit_to))?);
+        }
+        Ok(columns)
     }
 
     fn merge_batch(
@@ -131,6 +179,7 @@ impl GroupsAccumulator for Folder {
         group_indices: &[usize],
         total_num_groups: usize,
     ) -> Result<()> {
+        let values = self.record_keys(values, group_indices, total_num_groups)?;
         let states = values[0].clone();
         self.guard("merge", |groups| {
             groups.merge(states.as_ref(), group_indices, total_num_groups)
@@ -138,7 +187,7 @@ impl GroupsAccumulator for Folder {
     }
 
     fn size(&self) -> usize {
-        self.groups.size()
+        self.groups.size() + self.keys.as_ref().map_or(0, GroupKeys::size)
     }
 
     /// Never called: `supports_convert_to_state` keeps its default, `false`.

@@ -27,6 +27,7 @@ use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMerge
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties, Partitioning};
 
 use super::capabilities::{self, ours};
+use super::group_keys::GroupKeysForErrors;
 
 /// The rule; it also reports a partial aggregation it could not replace.
 #[derive(Debug, Default)]
@@ -34,7 +35,8 @@ pub struct OnePhaseWithoutMerge;
 
 impl OnePhaseWithoutMerge {
     /// DataFusion's default physical optimizer rules with this one after
-    /// `CombinePartialFinalAggregate` (or last, should that rule ever be renamed).
+    /// `CombinePartialFinalAggregate` (or last, should that rule ever be renamed), and
+    /// [`GroupKeysForErrors`] before the sanity check (or last).
     pub fn with_default_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
         let mut rules = datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new().rules;
         let at = rules
@@ -42,6 +44,11 @@ impl OnePhaseWithoutMerge {
             .position(|rule| rule.name() == "CombinePartialFinalAggregate")
             .map_or(rules.len(), |at| at + 1);
         rules.insert(at, Arc::new(OnePhaseWithoutMerge));
+        let at = rules
+            .iter()
+            .position(|rule| rule.name() == "SanityCheckPlan")
+            .unwrap_or(rules.len());
+        rules.insert(at, Arc::new(GroupKeysForErrors));
         rules
     }
 }
@@ -98,7 +105,7 @@ pub fn without_partial_merges(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn Ex
 
 /// The partial aggregate feeding a final one, through the nodes that move rows between
 /// partitions or keep them sorted.
-fn partial_below(plan: &Arc<dyn ExecutionPlan>) -> Option<&AggregateExec> {
+pub(super) fn partial_below(plan: &Arc<dyn ExecutionPlan>) -> Option<&AggregateExec> {
     let any = plan.as_ref() as &dyn Any;
     if let Some(aggregate) = any.downcast_ref::<AggregateExec>() {
         return matches!(aggregate.mode(), AggregateMode::Partial).then_some(aggregate);

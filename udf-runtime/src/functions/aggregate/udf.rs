@@ -19,10 +19,12 @@ use udf_core::{AggregateFunction, FunctionSpec, OutputType};
 
 use super::distinct::{self, DistinctGroup};
 use super::folder::Folder;
+use super::group_keys::GroupKeys;
 use super::single_group::SingleGroup;
 use crate::functions::binding;
 
 /// A registered aggregate function.
+#[derive(Clone)]
 pub struct AggregateUdf {
     name: String,
     spec: Arc<FunctionSpec>,
@@ -66,10 +68,17 @@ impl AggregateUdf {
         }
     }
 
-    fn groups(&self, args: &AccumulatorArgs) -> Result<Folder> {
-        let types: Vec<&ArrowType> = args.expr_fields.iter().map(|f| f.data_type()).collect();
+    /// The accumulators of a GROUP BY over arguments of the given fields; `keys` keeps the
+    /// group keys that errors name (see `group_keys`).
+    pub(super) fn groups(
+        &self,
+        arg_fields: &[FieldRef],
+        return_field: &FieldRef,
+        keys: Option<GroupKeys>,
+    ) -> Result<Folder> {
+        let types: Vec<&ArrowType> = arg_fields.iter().map(|f| f.data_type()).collect();
         let resolved = binding::resolve_arrow(&self.name, &self.spec, &types)?;
-        let output = DataType::from_arrow_field(args.return_field.as_ref())
+        let output = DataType::from_arrow_field(return_field.as_ref())
             .map_err(|e| DataFusionError::Internal(format!("aggregate `{}`: {e}", self.name)))?;
         Ok(Folder {
             name: self.name.clone(),
@@ -79,6 +88,7 @@ impl AggregateUdf {
                 .function
                 .clone()
                 .create_groups(resolved.signature, output),
+            keys,
         })
     }
 }
@@ -117,7 +127,8 @@ impl AggregateUDFImpl for AggregateUdf {
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        let group = SingleGroup::new(self.groups(&args)?, self.spec.capabilities.retract);
+        let folder = self.groups(args.expr_fields, &args.return_field, None)?;
+        let group = SingleGroup::new(folder, self.spec.capabilities.retract);
         if !args.is_distinct {
             return Ok(Box::new(group));
         }
@@ -153,6 +164,10 @@ impl AggregateUDFImpl for AggregateUdf {
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
-        Ok(Box::new(self.groups(&args)?))
+        Ok(Box::new(self.groups(
+            args.expr_fields,
+            &args.return_field,
+            None,
+        )?))
     }
 }

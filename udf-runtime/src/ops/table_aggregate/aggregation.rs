@@ -17,7 +17,8 @@ use udf_core::arrow::datatypes::DataType as ArrowType;
 use udf_core::arrow::row::{OwnedRow, RowConverter, SortField};
 use udf_core::types::DataType;
 use udf_core::{
-    AggregateBatch, ArgColumn, Emits, FunctionSpec, RowKind, TableAggregateFunction, TableGroups,
+    AggregateBatch, ArgColumn, Emits, FunctionSpec, GroupFailure, RowKind, TableAggregateFunction,
+    TableGroups,
 };
 
 use crate::functions::errors::{describe_row, display_value};
@@ -220,17 +221,17 @@ impl TableAggregation {
             let retract_previous =
                 self.emits.value && !self.emits.update_with_retract && self.emitted[group];
             if retract_previous {
-                self.guard_group("emit_value", Some(group), |groups| {
+                self.guard_group("emit_value", group, |groups| {
                     groups.emit_value(group, RowKind::Delete)
                 })?;
             }
             self.fold(&one, &[group], total, Some(row))?;
             if self.emits.update_with_retract {
-                self.guard_group("emit_update_with_retract", Some(group), |groups| {
+                self.guard_group("emit_update_with_retract", group, |groups| {
                     groups.emit_update_with_retract(group)
                 })?;
             } else {
-                self.guard_group("emit_value", Some(group), |groups| {
+                self.guard_group("emit_value", group, |groups| {
                     groups.emit_value(group, RowKind::Insert)
                 })?;
             }
@@ -248,7 +249,7 @@ impl TableAggregation {
         match (self.mode, self.per_row()) {
             (EmitMode::Final, false) => {
                 for group in 0..self.keys.count() {
-                    self.guard_group("emit_value", Some(group), |groups| {
+                    self.guard_group("emit_value", group, |groups| {
                         groups.emit_value(group, RowKind::Insert)
                     })?;
                 }
@@ -266,12 +267,10 @@ impl TableAggregation {
     pub fn merge(&mut self, mut other: TableAggregation) -> Result<(), String> {
         let groups = self.keys.absorb(&other.keys)?;
         for (their_group, group) in groups.into_iter().enumerate() {
-            let state = other.guard("encoding an accumulator", |groups| {
+            let state = other.guard_group("encoding an accumulator", their_group, |groups| {
                 groups.state(their_group)
             })?;
-            self.guard_group("merge", Some(group), |groups| {
-                groups.merge_state(group, &state)
-            })?;
+            self.guard_group("merge", group, |groups| groups.merge_state(group, &state))?;
         }
         Ok(())
     }
@@ -306,19 +305,10 @@ impl TableAggregation {
         ))
     }
 
+    /// A call on no one group: errors and panics name the function.
     fn guard<T>(
         &mut self,
         what: &str,
-        call: impl FnOnce(&mut dyn TableGroups) -> udf_core::Result<T>,
-    ) -> Result<T, String> {
-        self.guard_group(what, None, call)
-    }
-
-    /// [`Self::guard`] for a call on one group, whose key the error names.
-    fn guard_group<T>(
-        &mut self,
-        what: &str,
-        group: Option<usize>,
         call: impl FnOnce(&mut dyn TableGroups) -> udf_core::Result<T>,
     ) -> Result<T, String> {
         let groups = &mut self.groups;
@@ -327,10 +317,29 @@ impl TableAggregation {
             Ok(Err(error)) => format!("failed in {what}: {error}"),
             Err(panic) => format!("panicked in {what}: {panic}"),
         };
-        let key = group.map(|g| self.keys.describe(g)).unwrap_or_default();
         Err(format!(
-            "table aggregate function `{}` {failure}{key}",
+            "table aggregate function `{}` {failure}",
             self.name
+        ))
+    }
+
+    /// A call on `group`, whose failure names the group's key and accumulator.
+    fn guard_group<T>(
+        &mut self,
+        what: &str,
+        group: usize,
+        call: impl FnOnce(&mut dyn TableGroups) -> Result<T, GroupFailure>,
+    ) -> Result<T, String> {
+        let groups = &mut self.groups;
+        let failure = match udf_core::catch_user_panic(|| call(groups.as_mut())) {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(failure)) => failure.describe(what),
+            Err(panic) => format!("panicked in {what}: {panic}"),
+        };
+        Err(format!(
+            "table aggregate function `{}` {failure}{}",
+            self.name,
+            self.keys.describe(group)
         ))
     }
 
