@@ -2,17 +2,11 @@
 //! arguments while folding rows in; the group's key and accumulator in `merge` and
 //! `get_value`, in one phase or two, also after groups were emitted early.
 
-use std::sync::Arc;
-
 use udf_core::Value;
 use udf_core::prelude::*;
 use udf_runtime::Session;
-use udf_runtime::datafusion::datasource::MemTable;
-use udf_runtime::datafusion::prelude::{SessionConfig, col};
 
-use crate::support::{
-    batch, column, error, explain, partitioned_session, rows, session_with, strs,
-};
+use crate::support::{column, error, explain, partitioned_session, rows, session_with, strs};
 
 #[derive(Clone, Default)]
 struct Fragile;
@@ -231,16 +225,7 @@ async fn groups_emitted_early_do_not_shift_the_keys_of_later_ones() {
             Value::BigInt(v)
         }
     });
-    let whole = batch(&[
-        column("k", "BIGINT", keys.map(Value::BigInt).to_vec()),
-        column("v", "BIGINT", values.to_vec()),
-    ]);
-    let batches = vec![whole.slice(0, 3), whole.slice(3, 3), whole.slice(6, 3)];
-    let table = MemTable::try_new(whole.schema(), vec![batches])
-        .unwrap()
-        .with_sort_order(vec![vec![col("k").sort(true, false)]]);
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
-    session.register_table("sorted", Arc::new(table)).unwrap();
+    let session = super::sorted_session(keys, values);
     session.register(StrictMean).unwrap();
     let sql = "SELECT k, strictmean(v) FROM sorted GROUP BY k";
     let plan = explain(&session, sql).await;

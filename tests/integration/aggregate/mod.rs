@@ -8,9 +8,30 @@ mod grouping;
 mod reset;
 mod windows;
 
-use udf_core::Value;
+use std::sync::Arc;
 
-use crate::support::{Column, column, strs};
+use udf_core::Value;
+use udf_runtime::Session;
+use udf_runtime::datafusion::datasource::MemTable;
+use udf_runtime::datafusion::prelude::{SessionConfig, col};
+
+use crate::support::{Column, batch, column, strs};
+
+/// A one-partition session with `sorted(k, v)` declared sorted by `k`, in three batches of
+/// three rows: `keys` must be sorted and, like `values`, nine long.
+pub fn sorted_session(keys: [i64; 9], values: [Value; 9]) -> Session {
+    let whole = batch(&[
+        column("k", "BIGINT", keys.map(Value::BigInt).to_vec()),
+        column("v", "BIGINT", values.to_vec()),
+    ]);
+    let batches = vec![whole.slice(0, 3), whole.slice(3, 3), whole.slice(6, 3)];
+    let table = MemTable::try_new(whole.schema(), vec![batches])
+        .unwrap()
+        .with_sort_order(vec![vec![col("k").sort(true, false)]]);
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
+    session.register_table("sorted", Arc::new(table)).unwrap();
+    session
+}
 
 /// `sales(category, price, quantity)`: eight rows, two categories, one NULL price.
 pub fn sales() -> Vec<Column> {

@@ -1,16 +1,13 @@
 //! `reset`: over input sorted by the group keys, groups are emitted as soon as they are
 //! complete, and their accumulators are reset and reused by the groups that follow.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use udf_core::Value;
 use udf_core::prelude::*;
 use udf_runtime::Session;
-use udf_runtime::datafusion::datasource::MemTable;
-use udf_runtime::datafusion::prelude::{SessionConfig, col};
 
-use crate::support::{batch, column, explain, rows};
+use crate::support::{explain, rows};
 
 static RESETS: AtomicUsize = AtomicUsize::new(0);
 
@@ -40,23 +37,10 @@ impl CountedResetSum {
     }
 }
 
-/// `sorted(k, v)` declared sorted by `k`, in three batches: keys 1 1 2 | 2 3 3 | 4 4 5.
+/// `sorted(k, v)`: keys 1 1 2 | 2 3 3 | 4 4 5, values 1 to 9.
 fn sorted_session() -> Session {
-    let keys = [1, 1, 2, 2, 3, 3, 4, 4, 5];
-    let whole = batch(&[
-        column(
-            "k",
-            "BIGINT",
-            keys.iter().map(|k| Value::BigInt(*k)).collect(),
-        ),
-        column("v", "BIGINT", (1..=9).map(Value::BigInt).collect()),
-    ]);
-    let batches = vec![whole.slice(0, 3), whole.slice(3, 3), whole.slice(6, 3)];
-    let table = MemTable::try_new(whole.schema(), vec![batches])
-        .unwrap()
-        .with_sort_order(vec![vec![col("k").sort(true, false)]]);
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
-    session.register_table("sorted", Arc::new(table)).unwrap();
+    let values = std::array::from_fn(|i| Value::BigInt(i as i64 + 1));
+    let session = super::sorted_session([1, 1, 2, 2, 3, 3, 4, 4, 5], values);
     session.register(CountedResetSum).unwrap();
     session
 }
