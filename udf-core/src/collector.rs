@@ -4,7 +4,7 @@
 use arrow::array::ArrayRef;
 
 use crate::Error;
-use crate::convert::{ResultValue, ValueBuilder};
+use crate::convert::{ResultValue, StrBuilder, ValueBuilder};
 use crate::types::DataType;
 
 /// The kind of a changelog row (Flink's `RowKind`).
@@ -137,10 +137,21 @@ impl<T: ResultValue> Emitted<T> {
 
     #[inline]
     fn push(&mut self, row: T, owner: usize, kind: RowKind) {
+        self.push_with(owner, kind, |builder| builder.append(row));
+    }
+
+    /// Adds the row that `append` writes into the builder.
+    #[inline]
+    fn push_with(
+        &mut self,
+        owner: usize,
+        kind: RowKind,
+        append: impl FnOnce(&mut T::Builder) -> Result<(), Error>,
+    ) {
         if self.error.is_some() {
             return;
         }
-        match self.builder.append(row) {
+        match append(&mut self.builder) {
             Ok(()) => {
                 if kind != RowKind::Insert || !self.kinds.is_empty() {
                     self.kinds.resize(self.owners.len(), RowKind::Insert);
@@ -232,6 +243,17 @@ impl<T: ResultValue> Collector<'_, T> {
     }
 }
 
+impl<T: ResultValue<Builder = StrBuilder>> Collector<'_, T> {
+    /// Emits one string row formatted straight into the output column:
+    /// `out.collect_fmt(format_args!("paid {amount}"))` is `out.collect(format!("paid {amount}"))`
+    /// without a `String` allocated, copied and freed per row.
+    #[inline]
+    pub fn collect_fmt(&mut self, row: std::fmt::Arguments<'_>) {
+        self.emitted
+            .push_with(self.owner, self.kind, |builder| builder.append_fmt(row));
+    }
+}
+
 /// A collector that can also take back rows it emitted earlier (Flink's
 /// `RetractableCollector<T>`, for `emit_update_with_retract`).
 pub struct RetractableCollector<'a, T: ResultValue> {
@@ -248,5 +270,62 @@ impl<T: ResultValue> RetractableCollector<'_, T> {
     /// Takes back a row emitted earlier (`-D`).
     pub fn retract(&mut self, row: T) {
         self.emitted.push(row, self.owner, RowKind::Delete);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+
+    use arrow::array::{Array, AsArray};
+
+    use super::*;
+
+    /// The emitted rows as strings, and their owners.
+    fn finish(emitted: &mut Emitted<String>) -> Result<(Vec<String>, Vec<usize>), Error> {
+        let (column, owners) = emitted.finish_rows()?;
+        let column = column.as_string::<i32>();
+        let values = (0..column.len()).map(|i| column.value(i).to_owned());
+        Ok((values.collect(), owners.into_vec()))
+    }
+
+    #[test]
+    fn formatted_rows_equal_collected_strings_and_keep_their_owners() {
+        let mut formatted = Emitted::<String>::new(&DataType::string(), 4).unwrap();
+        let mut collected = Emitted::<String>::new(&DataType::string(), 4).unwrap();
+        for (owner, amount) in [(0, 12), (0, -3), (2, 7)] {
+            formatted
+                .collector(owner)
+                .collect_fmt(format_args!("paid {amount} of {}", amount * 2));
+            collected
+                .collector(owner)
+                .collect(format!("paid {amount} of {}", amount * 2));
+        }
+        formatted
+            .collector(3)
+            .collect_fmt(format_args!("no arguments"));
+        collected.collector(3).collect("no arguments".to_owned());
+        let (values, owners) = finish(&mut formatted).unwrap();
+        assert_eq!(owners, vec![0, 0, 2, 3]);
+        assert_eq!(values, finish(&mut collected).unwrap().0);
+        assert_eq!(values[1], "paid -3 of -6");
+    }
+
+    struct Failing;
+
+    impl fmt::Display for Failing {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("half")?;
+            Err(fmt::Error)
+        }
+    }
+
+    #[test]
+    fn a_failing_display_is_an_error_not_a_row_glued_to_the_next() {
+        let mut emitted = Emitted::<String>::new(&DataType::string(), 2).unwrap();
+        emitted.collector(0).collect_fmt(format_args!("{Failing}"));
+        emitted.collector(1).collect_fmt(format_args!("next"));
+        let error = finish(&mut emitted).unwrap_err();
+        assert!(error.to_string().contains("`Display`"), "{error}");
     }
 }

@@ -62,7 +62,7 @@ impl PaymentMatch {
             let deadline = now.saturating_add(timeout_seconds.saturating_mul(1000));
             match pending.early_payment.take() {
                 Some((paid, at)) if at <= deadline => {
-                    out.collect(format!("paid {paid} of {}", order.amount));
+                    out.collect_fmt(format_args!("paid {paid} of {}", order.amount));
                     ctx.clear_all();
                 }
                 _ => {
@@ -75,7 +75,7 @@ impl PaymentMatch {
         if let Some(payment) = payments {
             match pending.order {
                 Some((amount, deadline)) if now <= deadline => {
-                    out.collect(format!("paid {} of {amount}", payment.amount));
+                    out.collect_fmt(format_args!("paid {} of {amount}", payment.amount));
                     ctx.clear_all();
                 }
                 // Too late: the order's timer reports it.
@@ -92,7 +92,7 @@ impl PaymentMatch {
         out: &mut Collector<String>,
     ) {
         if let Some((amount, _)) = pending.order {
-            out.collect(format!("unpaid {amount}"));
+            out.collect_fmt(format_args!("unpaid {amount}"));
         }
         ctx.clear_all();
     }

@@ -117,6 +117,22 @@ impl StrBuilder {
         self.0.append_value(value)
     }
 
+    /// Appends one value formatted in place, without a `String` of its own. A `Display`
+    /// implementation that fails is an error (the value's bytes written so far would
+    /// otherwise start the next value, so the caller must not go on).
+    #[inline]
+    pub fn append_fmt(&mut self, value: std::fmt::Arguments<'_>) -> Result<(), Error> {
+        // A value without arguments is one piece: no formatting machinery for it.
+        if let Some(text) = value.as_str() {
+            self.0.append_value(text);
+            return Ok(());
+        }
+        std::fmt::Write::write_fmt(&mut self.0, value)
+            .map_err(|_| Error::msg("a `Display` implementation failed while formatting a row"))?;
+        self.0.append_value("");
+        Ok(())
+    }
+
     #[inline]
     pub fn append_null(&mut self) {
         self.0.append_null()
