@@ -13,8 +13,8 @@
 //! The firing order is a queue of two parts: timers registered in order (the common case —
 //! an event's time plus a constant) are appended to a sorted run, the others go to a binary
 //! heap, and firing takes the smaller front. A timer deleted or replaced stays queued until
-//! it comes up (a queued entry counts only while its key still lists it); the queue is
-//! rebuilt when such entries outnumber the live ones.
+//! it comes up (a queued entry counts only while its key still lists it); such entries are
+//! dropped from the queue when they outnumber the live ones by far.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -25,6 +25,9 @@ use udf_core::ptf::{FiredTimer, TimerRequest, TimerRequests, Timers};
 
 /// "No name" in an entry's name position.
 const UNNAMED: u32 = u32::MAX;
+
+/// Deleted timers the queue may hold beyond twice the live ones before they are dropped.
+const STALE_SLACK: usize = 1 << 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -271,11 +274,9 @@ impl TimerService {
         &mut self.by_key[key]
     }
 
-    /// Whether the heap entry is still registered.
-    fn is_registered(&self, (_, id, key): Queued) -> bool {
-        self.by_key
-            .get(key as usize)
-            .is_some_and(|timers| timers.as_slice().iter().any(|e| e.id == id))
+    /// Whether the queued entry is still registered.
+    fn is_registered(&self, entry: Queued) -> bool {
+        registered(&self.by_key, entry)
     }
 
     fn register(&mut self, key: u32, name: Option<&str>, time: i64) {
@@ -309,29 +310,28 @@ impl TimerService {
         self.live -= before - timers.len();
     }
 
-    /// Rebuilds the queue from the registered timers once deleted ones are most of it
-    /// (timers far ahead, replaced on every row, would otherwise pile up).
+    /// Drops the deleted and replaced timers from the queue once they outnumber the live
+    /// ones by far (timers far ahead, replaced on every row, would otherwise pile up). The
+    /// slack keeps this rare when deleted timers leave the queue soon on their own (a
+    /// timeout cleared by the next event); the order within the queue is kept, so nothing is
+    /// sorted.
     fn compact_if_stale(&mut self) {
-        if self.queue.len() <= 2 * self.live + 1024 {
+        if self.queue.len() <= 2 * self.live + STALE_SLACK {
             return;
         }
-        let mut registered: Vec<Queued> = self
-            .by_key
-            .iter()
-            .enumerate()
-            .flat_map(|(key, timers)| {
-                timers
-                    .as_slice()
-                    .iter()
-                    .map(move |e| (e.time, e.id, key as u32))
-            })
-            .collect();
-        registered.sort_unstable();
-        self.queue = Queue {
-            run: registered.into(),
-            heap: BinaryHeap::new(),
-        };
+        let by_key = &self.by_key;
+        self.queue.run.retain(|&entry| registered(by_key, entry));
+        self.queue
+            .heap
+            .retain(|&Reverse(entry)| registered(by_key, entry));
     }
+}
+
+/// Whether the queued `entry` is still registered in `by_key`.
+fn registered(by_key: &[KeyTimers], (_, id, key): Queued) -> bool {
+    by_key
+        .get(key as usize)
+        .is_some_and(|timers| timers.as_slice().iter().any(|e| e.id == id))
 }
 
 impl Timers for TimerService {
@@ -454,6 +454,30 @@ mod tests {
     }
 
     #[test]
+    fn dropping_replaced_timers_keeps_the_firing_order_of_the_others() {
+        let mut service = TimerService::default();
+        // Keys 0..10 keep one timer each, registered out of order (the heap); key 10's timer
+        // moves ahead on every row (the sorted run) until the replaced ones are dropped.
+        for key in 0..10u32 {
+            register(&mut service, key, None, 1_000 - i64::from(key));
+        }
+        let rows = (STALE_SLACK + 100) as i64;
+        for row in 0..rows {
+            register(&mut service, 10, Some("later"), 2_000 + row);
+        }
+        assert!(
+            service.queue.len() < rows as usize,
+            "replaced timers dropped"
+        );
+        let mut expected: Vec<(u32, i64)> = (0..10u32)
+            .rev()
+            .map(|key| (key, 1_000 - i64::from(key)))
+            .collect();
+        expected.push((10, 2_000 + rows - 1));
+        assert_eq!(due(&mut service, i64::MAX), expected);
+    }
+
+    #[test]
     fn replaced_timers_do_not_pile_up_in_the_queue() {
         let mut service = TimerService::default();
         // One timer per key, pushed a year ahead on every "row".
@@ -467,7 +491,7 @@ mod tests {
         }
         assert_eq!(service.len(), 10);
         assert!(
-            service.queue.len() <= 2 * 10 + 1024 + 1,
+            service.queue.len() <= 2 * 10 + STALE_SLACK + 1,
             "{}",
             service.queue.len()
         );
