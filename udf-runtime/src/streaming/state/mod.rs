@@ -14,6 +14,10 @@
 #[cfg_attr(not(test), allow(dead_code))]
 mod snapshot;
 
+// The disk backend's store, tested on its own; the processors' typed stores build on it next.
+#[cfg_attr(not(test), allow(dead_code))]
+mod disk;
+
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};

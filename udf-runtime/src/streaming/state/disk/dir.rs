@@ -1,0 +1,153 @@
+//! The directory of one run's disk state.
+//!
+//! A call with a `uid` gets `<root>/<uid>`: the same name in every run, so a second query
+//! running the same uid under the same root finds it locked (an error, not a shared store),
+//! and a kept directory is where a later run looks. Without a uid the name is unique to the
+//! run (`<function>-<process id>-<n>`), so two queries of one function never meet.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use datafusion::common::{DataFusionError, Result};
+
+/// Runs of this process so far, for unique directory names.
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// A run's state directory; removed when dropped unless `keep`.
+#[derive(Debug)]
+pub struct StateDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl StateDir {
+    /// The directory for a run of `function` (named by `uid` when it has one) under `root`,
+    /// created with its parents. A directory left by an earlier run of the same uid that is
+    /// not running any more is emptied: its state is not this run's (restoring one is a
+    /// checkpoint's job).
+    pub fn create(root: &Path, function: &str, uid: Option<&str>, keep: bool) -> Result<Self> {
+        let name = match uid {
+            Some(uid) => safe_name(uid),
+            None => format!(
+                "{}-{}-{}",
+                safe_name(function),
+                std::process::id(),
+                RUNS.fetch_add(1, Ordering::Relaxed)
+            ),
+        };
+        let path = root.join(name);
+        std::fs::create_dir_all(root).map_err(|e| dir_error(root, "cannot be created", e))?;
+        Ok(StateDir { path, keep })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Empties a directory an earlier, finished run left (the store's lock says whether one
+    /// is still running: the caller checks it first).
+    pub fn clear_leftover(&self) -> Result<()> {
+        match std::fs::remove_dir_all(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(dir_error(
+                &self.path,
+                "is left from an earlier run and cannot be removed",
+                e,
+            )),
+        }
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            // Nothing to report to: a directory that cannot go stays behind.
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// `name` as one path component: separators and other unusual characters become `_`.
+fn safe_name(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.as_str() {
+        "" | "." | ".." => format!("_{name}"),
+        _ => name,
+    }
+}
+
+pub(super) fn dir_error(path: &Path, what: &str, cause: std::io::Error) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "the state directory `{}` {what}: {cause}",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("udf-dir-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        path
+    }
+
+    #[test]
+    fn a_uid_names_the_directory_and_runs_without_one_never_share() {
+        let root = scratch("names");
+        let named = StateDir::create(&root, "f", Some("orders/v1"), false).unwrap();
+        assert_eq!(named.path(), root.join("orders_v1"));
+        let first = StateDir::create(&root, "My Fn", None, false).unwrap();
+        let second = StateDir::create(&root, "My Fn", None, false).unwrap();
+        assert_ne!(first.path(), second.path());
+        assert!(
+            first
+                .path()
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("My_Fn-")
+        );
+        assert_eq!(safe_name(".."), "_..");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_directory_goes_with_its_run_unless_kept() {
+        let root = scratch("lifetime");
+        let gone = StateDir::create(&root, "f", Some("gone"), false).unwrap();
+        let kept = StateDir::create(&root, "f", Some("kept"), true).unwrap();
+        for dir in [&gone, &kept] {
+            std::fs::create_dir_all(dir.path().join("inside")).unwrap();
+        }
+        let (gone_path, kept_path) = (gone.path().to_owned(), kept.path().to_owned());
+        drop(gone);
+        drop(kept);
+        assert!(!gone_path.exists());
+        assert!(kept_path.join("inside").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_root_that_cannot_be_a_directory_is_an_error_naming_it() {
+        let root = scratch("file");
+        std::fs::write(&root, b"not a directory").unwrap();
+        let error = StateDir::create(&root.join("below"), "f", None, false).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("cannot be created"), "{message}");
+        assert!(message.contains(&root.display().to_string()), "{message}");
+        let _ = std::fs::remove_file(&root);
+    }
+}

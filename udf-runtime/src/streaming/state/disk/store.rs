@@ -1,0 +1,332 @@
+//! The disk store of one PTF run: a fjall database in the run's directory, and a keyspace per
+//! processor (processors never share keys, so they never contend for one tree).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use datafusion::common::{DataFusionError, Result};
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, Slice};
+use lsm_tree::compaction::filter::Factory;
+
+use super::dir::StateDir;
+use super::ttl::TtlTable;
+
+/// A run's store. The database closes before its directory goes (field order).
+pub struct DiskStore {
+    db: Database,
+    ttl: TtlTable,
+    dir: StateDir,
+}
+
+impl DiskStore {
+    /// Opens a fresh store in `dir`, with `cache_bytes` of fjall's block cache. A directory
+    /// another running query holds is an error; one an earlier run left is emptied first.
+    pub fn open(dir: StateDir, ttl: TtlTable, cache_bytes: u64) -> Result<Self> {
+        let path = dir.path().to_owned();
+        if path.exists() {
+            // Opening it takes its lock: that says whether its run is still going.
+            drop(open_database(&path, &ttl, cache_bytes)?);
+            dir.clear_leftover()?;
+        }
+        let db = open_database(&path, &ttl, cache_bytes)?;
+        Ok(DiskStore { db, ttl, dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The TTL table the store's compactions judge expiry by.
+    pub fn ttl(&self) -> &TtlTable {
+        &self.ttl
+    }
+
+    /// The store of processor `processor`.
+    pub fn processor(&self, processor: usize) -> Result<ProcessorStore> {
+        let keyspace = self
+            .db
+            .keyspace(&format!("p{processor}"), KeyspaceCreateOptions::default)
+            .map_err(|e| store_error(self.path(), "open a processor's keyspace", e))?;
+        Ok(ProcessorStore {
+            keyspace,
+            metrics: Arc::default(),
+            path: Arc::from(self.path()),
+        })
+    }
+
+    /// Bytes the store takes on disk, journals included.
+    pub fn disk_bytes(&self) -> Result<u64> {
+        self.db
+            .disk_space()
+            .map_err(|e| store_error(self.path(), "measure its size", e))
+    }
+}
+
+fn open_database(path: &Path, ttl: &TtlTable, cache_bytes: u64) -> Result<Database> {
+    let factory: Option<Arc<dyn Factory>> = ttl.any().then(|| Arc::new(ttl.clone()) as _);
+    Database::builder(path)
+        .cache_size(cache_bytes)
+        // A run's state is not recovered from its journal (checkpoints are a copy of their
+        // own), so writes need not wait for the disk.
+        .manual_journal_persist(true)
+        .with_compaction_filter_factories(Arc::new(move |_| factory.clone()))
+        .open()
+        .map_err(|e| match e {
+            fjall::Error::Locked => DataFusionError::Execution(format!(
+                "the state directory `{}` is in use by another running query",
+                path.display()
+            )),
+            e => store_error(path, "open", e),
+        })
+}
+
+/// What a processor's store read and wrote (EXPLAIN ANALYZE shows it).
+#[derive(Debug, Default)]
+pub struct StoreMetrics {
+    pub bytes_read: AtomicU64,
+    pub bytes_written: AtomicU64,
+}
+
+/// One processor's part of the store: byte keys and values (`layout.rs` spells them).
+#[derive(Clone)]
+pub struct ProcessorStore {
+    keyspace: Keyspace,
+    metrics: Arc<StoreMetrics>,
+    path: Arc<Path>,
+}
+
+impl ProcessorStore {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
+        let value = self
+            .keyspace
+            .get(key)
+            .map_err(|e| store_error(&self.path, "read an entry", e))?;
+        if let Some(value) = &value {
+            self.count_read(key.len() + value.len());
+        }
+        Ok(value)
+    }
+
+    pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.metrics
+            .bytes_written
+            .fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
+        self.keyspace
+            .insert(key, value)
+            .map_err(|e| store_error(&self.path, "write an entry", e))
+    }
+
+    pub fn remove(&self, key: &[u8]) -> Result<()> {
+        self.metrics
+            .bytes_written
+            .fetch_add(key.len() as u64, Ordering::Relaxed);
+        self.keyspace
+            .remove(key)
+            .map_err(|e| store_error(&self.path, "remove an entry", e))
+    }
+
+    /// The entries under `prefix` in key order, read as the iteration goes (nothing is
+    /// collected first).
+    pub fn scan(&self, prefix: &[u8]) -> impl Iterator<Item = Result<(Slice, Slice)>> + '_ {
+        self.keyspace.prefix(prefix).map(move |guard| {
+            let (key, value) = guard
+                .into_inner()
+                .map_err(|e| store_error(&self.path, "read entries", e))?;
+            self.count_read(key.len() + value.len());
+            Ok((key, value))
+        })
+    }
+
+    /// Removes every entry under `prefix`; how many there were.
+    pub fn remove_prefix(&self, prefix: &[u8]) -> Result<usize> {
+        let keys: Vec<Slice> = self
+            .keyspace
+            .prefix(prefix)
+            .map(|guard| guard.key())
+            .collect::<Result<_, _>>()
+            .map_err(|e| store_error(&self.path, "read entries", e))?;
+        for key in &keys {
+            self.remove(key)?;
+        }
+        Ok(keys.len())
+    }
+
+    /// Entries in the store (approximate: removed ones count until compaction drops them).
+    pub fn approximate_entries(&self) -> usize {
+        self.keyspace.approximate_len()
+    }
+
+    /// Bytes this processor's tree takes on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        self.keyspace.disk_space()
+    }
+
+    pub fn metrics(&self) -> &StoreMetrics {
+        &self.metrics
+    }
+
+    /// Writes what is in memory out and compacts everything (expired entries leave).
+    /// Background compaction does this on its own in time; tests ask for it now.
+    pub fn compact_now(&self) -> Result<()> {
+        self.keyspace
+            .rotate_memtable_and_wait()
+            .and_then(|()| self.keyspace.major_compact())
+            .map_err(|e| store_error(&self.path, "compact", e))
+    }
+
+    fn count_read(&self, bytes: usize) {
+        self.metrics
+            .bytes_read
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+}
+
+/// A store failure as a query error: where, doing what, and why (a full disk reads
+/// "No space left on device").
+fn store_error(path: &Path, doing: &str, cause: fjall::Error) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "the state store at `{}` could not {doing}: {cause}",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::layout::{Kind, StoreKey, split_stamp, stamped};
+    use super::*;
+
+    fn root(name: &str) -> PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("udf-store-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        path
+    }
+
+    fn store(root: &Path, uid: &str, ttls: Vec<Option<i64>>) -> Result<DiskStore> {
+        let dir = StateDir::create(root, "f", Some(uid), false)?;
+        DiskStore::open(dir, TtlTable::new(ttls), 8 << 20)
+    }
+
+    #[test]
+    fn entries_are_read_one_by_one_and_a_keys_view_is_its_prefix() {
+        let root = root("views");
+        let store = store(&root, "views", vec![None]).unwrap();
+        let processor = store.processor(0).unwrap();
+        let (mut key, mut value) = (StoreKey::default(), Vec::new());
+        for (partition, entries) in [(&b"a"[..], 3u8), (b"ab", 2)] {
+            for i in 0..entries {
+                stamped(7, &[i], &mut value);
+                let k = key
+                    .entry(Kind::MapEntry, 0, partition)
+                    .suffix(&[i])
+                    .to_vec();
+                processor.insert(&k, &value).unwrap();
+            }
+        }
+        let one = key.entry(Kind::MapEntry, 0, b"a").suffix(&[1]).to_vec();
+        let read = processor.get(&one).unwrap().unwrap();
+        assert_eq!(split_stamp(&read), Some((7, &[1u8][..])));
+        let prefix = key.entry(Kind::MapEntry, 0, b"a").prefix().to_vec();
+        let of_a: Vec<_> = processor.scan(&prefix).collect::<Result<_>>().unwrap();
+        assert_eq!(of_a.len(), 3, "the entries of `a`, not those of `ab`");
+        assert_eq!(processor.remove_prefix(&prefix).unwrap(), 3);
+        assert!(processor.get(&one).unwrap().is_none());
+        let of_ab = key.entry(Kind::MapEntry, 0, b"ab").prefix().to_vec();
+        assert_eq!(processor.scan(&of_ab).count(), 2);
+        let metrics = processor.metrics();
+        assert!(metrics.bytes_read.load(Ordering::Relaxed) > 0);
+        assert!(metrics.bytes_written.load(Ordering::Relaxed) > 0);
+        drop(processor);
+        drop(store);
+        assert!(
+            !root.join("views").exists(),
+            "the directory goes with its run"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_directory_in_use_is_an_error_and_a_leftover_one_starts_empty() {
+        let root = root("locked");
+        let running = store(&root, "shared", vec![None]).unwrap();
+        let error = store(&root, "shared", vec![None]).err().expect("locked");
+        assert!(
+            error
+                .to_string()
+                .contains("is in use by another running query"),
+            "{error}"
+        );
+        // A kept directory with an entry in it, as a finished run leaves it.
+        drop(running);
+        let kept = StateDir::create(&root, "f", Some("left"), true).unwrap();
+        let earlier = DiskStore::open(kept, TtlTable::new(vec![None]), 8 << 20).unwrap();
+        earlier
+            .processor(0)
+            .unwrap()
+            .insert(b"\x01old", b"value")
+            .unwrap();
+        drop(earlier);
+        let later = store(&root, "left", vec![None]).unwrap();
+        assert!(
+            later
+                .processor(0)
+                .unwrap()
+                .get(b"\x01old")
+                .unwrap()
+                .is_none()
+        );
+        drop(later);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn expired_entries_leave_the_store_and_it_shrinks_on_disk() {
+        let root = root("ttl");
+        let store = store(&root, "ttl", vec![Some(1_000), None]).unwrap();
+        let processor = store.processor(0).unwrap();
+        let (mut key, mut value) = (StoreKey::default(), Vec::new());
+        let payload = vec![7u8; 100];
+        for i in 0..20_000u32 {
+            // Entry 0 (with TTL) for every key, entry 1 (without) for one key in ten.
+            stamped(0, &payload, &mut value);
+            processor
+                .insert(key.entry(Kind::Value, 0, &i.to_be_bytes()).prefix(), &value)
+                .unwrap();
+            if i % 10 == 0 {
+                processor
+                    .insert(key.entry(Kind::Value, 1, &i.to_be_bytes()).prefix(), &value)
+                    .unwrap();
+            }
+        }
+        processor.compact_now().unwrap();
+        let before = processor.disk_bytes();
+        store.ttl().advance(999);
+        processor.compact_now().unwrap();
+        assert_eq!(
+            processor.scan(&[Kind::Value as u8]).count(),
+            22_000,
+            "not yet expired"
+        );
+        store.ttl().advance(1_000);
+        processor.compact_now().unwrap();
+        let left: Vec<_> = processor
+            .scan(&[Kind::Value as u8])
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(left.len(), 2_000, "only the entries without TTL stay");
+        assert!(
+            left.iter()
+                .all(|(k, _)| StoreKey::parse_entry(k) == Some((Kind::Value, 1)))
+        );
+        let after = processor.disk_bytes();
+        assert!(after * 4 < before, "{before} bytes before, {after} after");
+        assert_eq!(processor.approximate_entries(), 2_000);
+        assert!(store.disk_bytes().unwrap() >= after, "journals count too");
+        drop(processor);
+        drop(store);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
