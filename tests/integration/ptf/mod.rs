@@ -2,6 +2,7 @@
 //! semantics, typed keyed state, the DataFrame API and plans.
 
 mod dataframe;
+mod disk;
 mod errors;
 mod event_time;
 mod examples;

@@ -98,7 +98,7 @@ use futures::StreamExt;
 
 /// A one-processor session reading `timeline` (`(ms, key, event)`) as table `events`, with
 /// a manual processing clock.
-fn clocked_session(timeline: &[(i64, &str, &str)]) -> Session {
+pub(super) fn clocked_session(timeline: &[(i64, &str, &str)]) -> Session {
     let clock = ManualClock::at(0);
     let rows: Vec<(i64, RecordBatch)> = timeline
         .iter()
@@ -126,13 +126,13 @@ fn clocked_session(timeline: &[(i64, &str, &str)]) -> Session {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct Tally {
+pub(super) struct Tally {
     count: i64,
 }
 
 /// `add` counts; `peek` only reads (and so writes nothing back).
 #[ptf(name = "Tally")]
-fn tally_function(
+pub(super) fn tally_function(
     #[state(ttl = "10 s")] tally: &mut Tally,
     #[argument(set_semantic_table)] input: Row,
     out: &mut Collector<i64>,

@@ -16,7 +16,7 @@ pub fn parse(sql: &str) -> Option<(String, String)> {
     }
     let rest = rest.trim_start();
     let (key, quoted, rest) = token(rest)?;
-    if !quoted && !key.starts_with("table.") {
+    if !quoted && !key.starts_with("table.") && !key.starts_with("state.") {
         return None;
     }
     let rest = rest.trim_start();

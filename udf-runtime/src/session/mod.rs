@@ -18,6 +18,7 @@ pub mod catalog;
 pub mod clock;
 pub mod feed;
 pub mod job_parameters;
+pub mod state_backend;
 
 use crate::functions::aggregate::one_phase::OnePhaseWithoutMerge;
 use crate::functions::arguments::{self, ArgName};
@@ -38,6 +39,7 @@ use async_config::AsyncConfig;
 use catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use clock::SessionClock;
 use job_parameters::JobParameters;
+use state_backend::StateBackendConfig;
 use udf_core::ptf::ProcessingClock;
 
 /// An embedded SQL engine (DataFusion) with user-defined functions.
@@ -90,7 +92,8 @@ impl Session {
     pub fn with_config(config: SessionConfig) -> Self {
         let config = config
             .with_option_extension(JobParameters::default())
-            .with_option_extension(AsyncConfig::default());
+            .with_option_extension(AsyncConfig::default())
+            .with_option_extension(StateBackendConfig::default());
         let catalog = Arc::new(Catalog::default());
         let metrics = Metrics::default();
         let watermarks = Arc::new(Watermarks::default());

@@ -4,6 +4,7 @@
 //! and hands output batches on. What it keeps per key is its keyed-state unit.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
 use datafusion::arrow::compute::{BatchCoalescer, SortOptions, cast};
@@ -22,6 +23,7 @@ use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
+use super::disk_run::DiskShare;
 use super::input::PtfInput;
 use super::instance::Instance;
 use super::output::{CallOutput, Origins};
@@ -173,6 +175,7 @@ impl Driver {
         metrics: ProcessorMetrics,
         context: &TaskContext,
         sources: &[usize],
+        disk: Option<DiskShare>,
     ) -> Result<Self> {
         let mut tables = Vec::with_capacity(inputs.len());
         let mut table_of_source = Vec::new();
@@ -255,7 +258,7 @@ impl Driver {
                 &ties,
             )?));
         }
-        let state = KeyedState::new(
+        let mut state = KeyedState::new(
             &call.name,
             &key_types,
             call.spec.state.clone(),
@@ -263,6 +266,11 @@ impl Driver {
             sorters,
             table_of_source.len(),
         )?;
+        let mut metrics = metrics;
+        if let Some(disk) = disk {
+            state = state.with_disk(disk.run, disk.processor, disk.max_resident)?;
+            metrics = metrics.with_disk();
+        }
         let prefix = prefix_of(call);
         let prefix_types = match prefix {
             Prefix::Keys => {
@@ -641,8 +649,9 @@ impl Driver {
             None => self.emit(output, 0, &[], &[], &fired),
         };
         self.fired = fired;
-        self.finish_call(released);
-        result
+        let settled = self.finish_call(released);
+        result?;
+        settled
     }
 
     fn timer_failed(
@@ -768,15 +777,33 @@ impl Driver {
     /// After a call: frees the slots of keys left without state or timers (the timers of a
     /// key fired after its state emptied keep its key for the timers' rows until then), and
     /// updates the gauges.
-    fn finish_call(&mut self, mut released: Vec<u32>) {
+    fn finish_call(&mut self, mut released: Vec<u32>) -> Result<()> {
         self.state.release(&mut released);
         self.released = released;
+        let settled = self.state.settle();
         self.metrics.state_entries.set(self.state.entries_held());
         let keys = self.state.keys_held();
         self.metrics.keys.set(keys);
         self.metrics.keys_peak.set_max(keys);
         self.metrics.timers.set(self.state.timers_held());
         self.metrics.rows_waiting.set(self.state.rows_waiting());
+        if let (Some(gauges), Some(disk)) = (&self.metrics.disk, self.state.disk()) {
+            let counts = disk.counts();
+            gauges.cache_hits.set(counts.hits);
+            gauges.cache_misses.set(counts.loads);
+            gauges.evictions.set(counts.evictions);
+            let store = disk.store();
+            let io = store.metrics();
+            gauges
+                .bytes_read
+                .set(io.bytes_read.load(Ordering::Relaxed) as usize);
+            gauges
+                .bytes_written
+                .set(io.bytes_written.load(Ordering::Relaxed) as usize);
+            gauges.entries_on_disk.set(store.approximate_entries());
+            gauges.disk_bytes.set(store.disk_bytes() as usize);
+        }
+        settled
     }
 
     /// Calls `eval` for every row of `batch` (of input `table`), under the watermarks of
@@ -878,8 +905,9 @@ impl Driver {
         };
         self.fired = fired;
         self.slots = slots;
-        self.finish_call(released);
+        let settled = self.finish_call(released);
         result?;
+        settled?;
         self.metrics.input_rows.add(rows);
         self.state.set_now(now);
         Ok(())
@@ -933,6 +961,26 @@ pub(super) struct ProcessorMetrics {
     late_rows_dropped: Count,
     /// Rows waiting in the ORDER BY buffer after the latest batch.
     rows_waiting: Gauge,
+    /// With the disk backend.
+    disk: Option<DiskMetrics>,
+    set: ExecutionPlanMetricsSet,
+    partition: usize,
+}
+
+/// What the disk backend moved and holds, per processor.
+struct DiskMetrics {
+    /// Keys whose rows found their state in memory (per batch).
+    cache_hits: Gauge,
+    /// Keys whose state was read back from disk.
+    cache_misses: Gauge,
+    /// Keys whose state was moved out to disk.
+    evictions: Gauge,
+    bytes_read: Gauge,
+    bytes_written: Gauge,
+    /// Entries in the processor's store (approximate until compaction).
+    entries_on_disk: Gauge,
+    /// Bytes the processor's store takes on disk.
+    disk_bytes: Gauge,
 }
 
 impl ProcessorMetrics {
@@ -946,7 +994,25 @@ impl ProcessorMetrics {
             timers: MetricBuilder::new(set).gauge("timers", partition),
             late_rows_dropped: MetricBuilder::new(set).counter("late_rows_dropped", partition),
             rows_waiting: MetricBuilder::new(set).gauge("rows_waiting", partition),
+            disk: None,
+            set: set.clone(),
+            partition,
         }
+    }
+
+    /// Adds the disk backend's metrics.
+    fn with_disk(mut self) -> Self {
+        let gauge = |name: &'static str| MetricBuilder::new(&self.set).gauge(name, self.partition);
+        self.disk = Some(DiskMetrics {
+            cache_hits: gauge("state_cache_hits"),
+            cache_misses: gauge("state_cache_misses"),
+            evictions: gauge("state_evictions"),
+            bytes_read: gauge("state_bytes_read"),
+            bytes_written: gauge("state_bytes_written"),
+            entries_on_disk: gauge("state_entries_on_disk"),
+            disk_bytes: gauge("state_disk_bytes"),
+        });
+        self
     }
 }
 

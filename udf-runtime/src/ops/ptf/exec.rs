@@ -25,10 +25,12 @@ use datafusion::physical_plan::{
 use udf_core::Semantics;
 
 use super::call::PtfCall;
+use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
 use super::router::{Router, RouterInput};
+use crate::session::state_backend::StateBackendConfig;
 
 #[derive(Debug)]
 pub struct PtfExec {
@@ -38,6 +40,8 @@ pub struct PtfExec {
     /// Processors when routing by key (the session's target partitions).
     processors: usize,
     router: Arc<Router>,
+    /// The disk store of the current run, with the disk backend.
+    disk: Arc<DiskRuns>,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
@@ -100,6 +104,7 @@ impl PtfExec {
             schema,
             processors,
             router,
+            disk: Arc::default(),
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         }
@@ -135,6 +140,12 @@ impl PtfExec {
     /// A processor of this exec reading `sources` partitions of each input, fed by the
     /// caller (the test harness, driver tests).
     pub(super) fn driver(&self, context: &TaskContext, sources: &[usize]) -> Result<Driver> {
+        let disk = self.disk.share(
+            &self.call,
+            &StateBackendConfig::of(context.session_config().options()),
+            0,
+            1,
+        )?;
         Driver::new(
             &self.call,
             &self.inputs,
@@ -142,6 +153,7 @@ impl PtfExec {
             ProcessorMetrics::new(&self.metrics, 0),
             context,
             sources,
+            disk,
         )
     }
 }
@@ -242,6 +254,12 @@ impl ExecutionPlan for PtfExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let inbox = self.router.inbox(partition, context.clone())?;
+        let disk = self.disk.share(
+            &self.call,
+            &StateBackendConfig::of(context.session_config().options()),
+            partition,
+            self.properties.output_partitioning().partition_count(),
+        )?;
         let driver = Driver::new(
             &self.call,
             &self.inputs,
@@ -249,6 +267,7 @@ impl ExecutionPlan for PtfExec {
             ProcessorMetrics::new(&self.metrics, partition),
             &context,
             &inbox.sources,
+            disk,
         )?;
         Ok(driver.run(inbox, self.schema.clone()))
     }

@@ -9,6 +9,7 @@
 pub mod binding;
 pub mod call;
 mod dataframe;
+mod disk_run;
 mod driver;
 #[cfg(test)]
 mod driver_tests;

@@ -38,14 +38,21 @@ pub struct Allocator {
     free: Vec<u32>,
     /// Slots handed out so far (in use or free).
     assigned: u32,
+    /// The slots taken since they were last asked for, when someone asks (see
+    /// `KeyTable::log_taken_slots`).
+    taken: Option<Vec<u32>>,
 }
 
 impl Allocator {
     fn take(&mut self) -> u32 {
-        self.free.pop().unwrap_or_else(|| {
+        let slot = self.free.pop().unwrap_or_else(|| {
             self.assigned += 1;
             self.assigned - 1
-        })
+        });
+        if let Some(taken) = &mut self.taken {
+            taken.push(slot);
+        }
+        slot
     }
 }
 
@@ -85,7 +92,12 @@ impl KeyTable {
         let allocator = &mut self.slots;
         match &mut self.lookup {
             Lookup::Single(held) => {
-                *held |= rows > 0;
+                if !*held && rows > 0 {
+                    *held = true;
+                    if let Some(taken) = &mut allocator.taken {
+                        taken.push(0);
+                    }
+                }
                 out.resize(rows, 0)
             }
             Lookup::Integer(table) => {
@@ -148,6 +160,20 @@ impl KeyTable {
                     .collect();
                 Ok(converter.convert_rows(rows)?)
             }
+        }
+    }
+
+    /// From now on, keeps the slots handed to keys for [`take_new_slots`](Self::take_new_slots)
+    /// (a disk backend loads the state of those keys).
+    pub fn log_taken_slots(&mut self) {
+        self.slots.taken.get_or_insert_with(Vec::new);
+    }
+
+    /// The slots handed to keys since the last call (with `log_taken_slots`) into `out`.
+    pub fn take_new_slots(&mut self, out: &mut Vec<u32>) {
+        out.clear();
+        if let Some(taken) = &mut self.slots.taken {
+            out.append(taken);
         }
     }
 
@@ -215,7 +241,12 @@ impl KeyTable {
         let allocator = &mut self.slots;
         Ok(match &mut self.lookup {
             Lookup::Single(held) => {
-                *held = true;
+                if !*held {
+                    *held = true;
+                    if let Some(taken) = &mut allocator.taken {
+                        taken.push(0);
+                    }
+                }
                 0
             }
             Lookup::Integer(table) => match bytes {

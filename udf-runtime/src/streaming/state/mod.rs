@@ -14,9 +14,7 @@
 #[cfg_attr(not(test), allow(dead_code))]
 mod snapshot;
 
-// The disk backend's store, tested on its own; the processors' typed stores build on it next.
-#[cfg_attr(not(test), allow(dead_code))]
-mod disk;
+pub mod disk;
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::DataType as ArrowType;
@@ -25,6 +23,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use udf_core::ptf::{EntryStore, StateStores};
 use udf_core::{StateKind, StateSpec};
+
+use disk::residency::Residency;
 
 use super::keys::KeyTable;
 use super::sort_buffer::SortBuffer;
@@ -47,6 +47,8 @@ pub struct KeyedState {
     watermarks: SourceWatermarks,
     /// The processing time of the latest batch.
     now: i64,
+    /// With the disk backend: which keys are in memory, and the store holding the others.
+    disk: Option<Residency>,
 }
 
 impl KeyedState {
@@ -70,12 +72,78 @@ impl KeyedState {
             sorters,
             watermarks: SourceWatermarks::new(sources),
             now: 0,
+            disk: None,
         })
     }
 
-    /// The slot of each row's key into `out`, assigning slots to new keys.
+    /// Keeps the state of keys beyond the budget in the run's disk store (see
+    /// `disk/residency.rs`).
+    pub fn with_disk(
+        mut self,
+        run: std::sync::Arc<disk::store::DiskStore>,
+        processor: usize,
+        max_resident: usize,
+    ) -> Result<Self> {
+        self.disk = Some(Residency::new(
+            run,
+            processor,
+            max_resident,
+            &mut self.keys,
+        )?);
+        Ok(self)
+    }
+
+    /// The slot of each row's key into `out`, assigning slots to new keys (and, with the
+    /// disk backend, reading back the state of keys that were moved out).
     pub fn slots(&mut self, keys: &[ArrayRef], rows: usize, out: &mut Vec<u32>) -> Result<()> {
-        self.keys.slots(keys, rows, out)
+        self.keys.slots(keys, rows, out)?;
+        if let Some(disk) = &mut self.disk {
+            disk.arrive(
+                &mut self.keys,
+                self.stores.as_mut(),
+                &self.entries,
+                &self.function,
+                out,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// After a call: with the disk backend, moves the least recently used keys beyond the
+    /// budget out of memory.
+    pub fn settle(&mut self) -> Result<()> {
+        match &mut self.disk {
+            Some(disk) => disk.evict(
+                &mut self.keys,
+                self.stores.as_mut(),
+                &self.timers,
+                &self.entries,
+                &self.function,
+                self.now,
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// What the disk backend moved, and its store, if the unit has one.
+    pub fn disk(&self) -> Option<&Residency> {
+        self.disk.as_ref()
+    }
+
+    /// The slot of the key whose bytes are `bytes`, assigned (and its state read back from
+    /// disk) if it has none.
+    fn resident_slot(&mut self, bytes: &[u8]) -> Result<u32> {
+        let slot = self.keys.slot_of_bytes(bytes)?;
+        if let Some(disk) = &mut self.disk {
+            disk.arrive(
+                &mut self.keys,
+                self.stores.as_mut(),
+                &self.entries,
+                &self.function,
+                &[slot],
+            )?;
+        }
+        Ok(slot)
     }
 
     /// What a call of the function works on: its stores and the timers.
@@ -121,6 +189,9 @@ impl KeyedState {
         for &slot in released.iter() {
             if self.stores.is_absent(slot) && !self.timers.has_timers(slot) {
                 self.keys.release(slot);
+                if let Some(disk) = &mut self.disk {
+                    disk.forget(slot);
+                }
             }
         }
         released.clear();
@@ -203,8 +274,12 @@ impl KeyedState {
 
     /// `entry`'s saved bytes for `key`, if it has a live entry.
     fn saved(&self, index: usize, key: &[ScalarValue]) -> Result<Option<Vec<u8>>> {
-        let Some(slot) = self.keys.find_bytes(&self.key_bytes_of(key)?) else {
-            return Ok(None);
+        let bytes = self.key_bytes_of(key)?;
+        let Some(slot) = self.keys.find_bytes(&bytes) else {
+            return match &self.disk {
+                Some(disk) => disk.saved(index, &bytes),
+                None => Ok(None),
+            };
         };
         let mut bytes = Vec::new();
         let live = self
@@ -241,7 +316,7 @@ impl KeyedState {
         let index = self.entry(name, StateKind::Value)?;
         let bytes =
             snapshot::encode_value(self.now, value).map_err(|e| self.entry_error(index, e))?;
-        let slot = self.keys.slot_of_bytes(&self.key_bytes_of(key)?)?;
+        let slot = self.resident_slot(&self.key_bytes_of(key)?)?;
         let outcome = self
             .stores
             .entry_mut(index)
@@ -286,7 +361,18 @@ impl KeyedState {
             }
             None => None,
         };
-        let Some(slot) = self.keys.find_bytes(&self.key_bytes_of(key)?) else {
+        let bytes = self.key_bytes_of(key)?;
+        let Some(slot) = self.keys.find_bytes(&bytes) else {
+            if let Some(disk) = &mut self.disk {
+                match index {
+                    Some(index) => disk.remove(index, &bytes)?,
+                    None => {
+                        for index in 0..self.entries.len() {
+                            disk.remove(index, &bytes)?;
+                        }
+                    }
+                }
+            }
             return Ok(());
         };
         match index {

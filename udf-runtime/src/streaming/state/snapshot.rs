@@ -80,6 +80,9 @@ impl KeyedState {
                     keys.push((key_of(slot)?, bytes));
                 }
             }
+            if let Some(disk) = &self.disk {
+                keys.extend(disk.stored(index)?);
+            }
             entries.push(SavedEntry {
                 name: spec.name.clone(),
                 keys,

@@ -16,6 +16,10 @@
 //! `time` an `i64` mapped to an order-preserving `u64`, `written` the entry's write time in
 //! processing-time milliseconds (little-endian `i64`, what TTL is measured from), `name` a
 //! timer name's number. Values are postcard, as in snapshots; map keys too.
+//!
+//! Today the disk backend moves a key's whole entry in and out (a value kind key, holding
+//! the entry as a snapshot saves it, stamped with the time it moved out); the other kinds
+//! are for views and timers kept entry by entry.
 
 /// What a store key holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +73,7 @@ impl StoreKey {
     }
 
     /// The prefix followed by a list element's sequence number.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn seq(&mut self, seq: u64) -> &[u8] {
         self.bytes.truncate(self.prefix);
         self.bytes.extend_from_slice(&seq.to_be_bytes());
@@ -76,6 +81,7 @@ impl StoreKey {
     }
 
     /// The prefix followed by a map key's (or a timer name's) bytes.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn suffix(&mut self, suffix: &[u8]) -> &[u8] {
         self.bytes.truncate(self.prefix);
         self.bytes.extend_from_slice(suffix);
@@ -88,6 +94,7 @@ impl StoreKey {
     }
 
     /// `4 · time · id`: a timer in firing order.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn timer_at(time: i64, id: u64) -> [u8; 17] {
         let mut key = [0; 17];
         key[0] = Kind::TimerByTime as u8;
@@ -97,6 +104,7 @@ impl StoreKey {
     }
 
     /// The time and id of a `timer_at` key.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn parse_timer_at(key: &[u8]) -> Option<(i64, u64)> {
         let (&kind, rest) = key.split_first()?;
         if Kind::of(kind) != Some(Kind::TimerByTime) || rest.len() != 16 {
@@ -105,6 +113,16 @@ impl StoreKey {
         let time = u64::from_be_bytes(rest[..8].try_into().ok()?);
         let id = u64::from_be_bytes(rest[8..].try_into().ok()?);
         Some((unordered(time), id))
+    }
+
+    /// The partition key's bytes in a key that has them (not a timer by time).
+    pub fn parse_partition_key(key: &[u8]) -> Option<&[u8]> {
+        let kind = Kind::of(*key.first()?)?;
+        if kind == Kind::TimerByTime {
+            return None;
+        }
+        let len = u32::from_be_bytes(key.get(3..7)?.try_into().ok()?) as usize;
+        key.get(7..7 + len)
     }
 
     /// The kind and entry of a stamped key (the TTL filter's question).
@@ -129,10 +147,12 @@ pub fn split_stamp(value: &[u8]) -> Option<(i64, &[u8])> {
 }
 
 /// `time` as a `u64` whose big-endian bytes sort as the times do.
+#[cfg_attr(not(test), allow(dead_code))]
 fn ordered(time: i64) -> u64 {
     (time as u64) ^ (1 << 63)
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 fn unordered(bits: u64) -> i64 {
     (bits ^ (1 << 63)) as i64
 }
@@ -153,6 +173,7 @@ mod tests {
         let other_entry = key.entry(Kind::MapEntry, 3, b"ab").suffix(b"x").to_vec();
         assert!(!other_entry.starts_with(&prefix_of_short));
         assert_eq!(StoreKey::parse_entry(&short), Some((Kind::MapEntry, 2)));
+        assert_eq!(StoreKey::parse_partition_key(&longer), Some(&b"abc"[..]));
         assert_eq!(
             StoreKey::parse_entry(&StoreKey::timer_at(5, 1)),
             None,

@@ -8,8 +8,10 @@
 //!   by their bytes (never by slot numbers), so a view is a prefix and survives a restart.
 //! - `ttl.rs`: the compaction filter that drops expired entries in the background.
 //! - `store.rs`: the store itself, with what it read and wrote.
+//! - `residency.rs`: which keys' state is in memory, and moving keys in and out.
 
 pub mod dir;
 pub mod layout;
+pub mod residency;
 pub mod store;
 pub mod ttl;

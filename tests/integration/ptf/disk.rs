@@ -1,0 +1,314 @@
+//! The disk backend (`SET 'state.backend.type' = 'fjall'`): keys beyond the memory budget are
+//! moved out to a store on local disk and read back when their rows come again, with the
+//! results of the in-memory backend; the run's directory is locked while it runs and
+//! removed after it unless kept.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use udf_core::Value;
+use udf_core::arrow::array::{Int64Array, RecordBatch};
+use udf_core::arrow::datatypes::{DataType, Field, Schema};
+use udf_core::prelude::*;
+use udf_runtime::Session;
+use udf_runtime::datafusion::datasource::MemTable;
+use udf_runtime::datafusion::prelude::SessionConfig;
+
+use crate::support::{batches_to_rows, error, rows};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Seen {
+    rows: i64,
+    total: i64,
+}
+
+#[derive(SqlRow)]
+struct Tally {
+    rows: i64,
+    total: i64,
+}
+
+#[derive(SqlRow)]
+struct Reading {
+    k: i64,
+    v: i64,
+}
+
+/// The key's rows so far and the sum of their values.
+#[ptf(name = "Tallies")]
+fn tallies(
+    #[state] seen: &mut Seen,
+    #[argument(set_semantic_table)] input: Reading,
+    out: &mut Collector<Tally>,
+) {
+    seen.rows += 1;
+    seen.total += input.v;
+    out.collect(Tally {
+        rows: seen.rows,
+        total: seen.total,
+    });
+}
+
+const KEYS: i64 = 3_000;
+const ROUNDS: i64 = 3;
+
+/// `readings(k, v)`: every key once per round, `v` the row number, in batches of 500 rows.
+fn session(partitions: usize) -> Session {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let rows = KEYS * ROUNDS;
+    let batches = (0..rows)
+        .step_by(500)
+        .map(|start| {
+            let v: Vec<i64> = (start..(start + 500).min(rows)).collect();
+            let k: Vec<i64> = v.iter().map(|v| v % KEYS).collect();
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(k)), Arc::new(Int64Array::from(v))],
+            )
+            .unwrap()
+        })
+        .collect();
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    let table = MemTable::try_new(schema, vec![batches]).unwrap();
+    session.register_table("readings", Arc::new(table)).unwrap();
+    session.register(tallies).unwrap();
+    session
+}
+
+/// What every row must give, worked out here: (key, rows so far, their total), sorted.
+fn expected() -> Vec<Vec<Value>> {
+    let mut expected: Vec<Vec<Value>> = (0..KEYS * ROUNDS)
+        .map(|v| {
+            let (k, round) = (v % KEYS, v / KEYS);
+            let total: i64 = (0..=round).map(|r| r * KEYS + k).sum();
+            vec![
+                Value::BigInt(k),
+                Value::BigInt(round + 1),
+                Value::BigInt(total),
+            ]
+        })
+        .collect();
+    expected.sort_by_key(|row| format!("{row:?}"));
+    expected
+}
+
+fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    rows.sort_by_key(|row| format!("{row:?}"));
+    rows
+}
+
+/// A root directory of the test's own, empty.
+fn scratch(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("udf-disk-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    root
+}
+
+fn use_disk(session: &Session, root: &Path, budget: &str) {
+    session.set_option("state.backend.type", "fjall").unwrap();
+    session
+        .set_option("state.backend.fjall.localdir", root.to_str().unwrap())
+        .unwrap();
+    session
+        .set_option("state.backend.fjall.memory-budget", budget)
+        .unwrap();
+}
+
+const QUERY: &str =
+    "SELECT k, \"rows\", total FROM Tallies(input => TABLE readings PARTITION BY k)";
+
+/// The value of metric `name` from EXPLAIN ANALYZE's text, which rounds large counts
+/// (`8.91 K`).
+fn metric(plan: &str, name: &str) -> f64 {
+    let rest = plan
+        .split(&format!("{name}="))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no metric {name} in\n{plan}"));
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let scale = match rest[number.len()..].trim_start().chars().next() {
+        Some('K') => 1e3,
+        Some('M') => 1e6,
+        Some('B') => 1e9,
+        _ => 1.0,
+    };
+    number.parse::<f64>().expect("a number") * scale
+}
+
+#[tokio::test]
+async fn keys_beyond_the_budget_go_to_disk_and_come_back_with_the_same_results() {
+    for partitions in [1, 2] {
+        let in_memory = sorted(rows(&session(partitions), QUERY).await);
+        assert_eq!(in_memory, expected(), "{partitions} processors, in memory");
+
+        let root = scratch(&format!("budget-{partitions}"));
+        let session = session(partitions);
+        // 100 keys' worth: most of the 3,000 keys live on disk between their rows.
+        use_disk(&session, &root, "25600 b");
+        assert_eq!(
+            sorted(rows(&session, QUERY).await),
+            in_memory,
+            "{partitions} processors, on disk"
+        );
+
+        let analyzed = rows(&session, &format!("EXPLAIN ANALYZE {QUERY}")).await;
+        let plan = format!("{:?}", analyzed);
+        let evictions = metric(&plan, "state_evictions");
+        let misses = metric(&plan, "state_cache_misses");
+        // Every key is moved out between its rounds and read back for the next two.
+        let keys = KEYS as f64;
+        assert!(evictions >= 2.0 * keys, "{evictions} evictions\n{plan}");
+        assert!(misses >= 2.0 * keys, "{misses} keys read back\n{plan}");
+        assert!(metric(&plan, "state_bytes_written") > 0.0, "{plan}");
+        // At most the budget's 100 keys stay between batches (the gauge sums processors).
+        assert!(metric(&plan, "state_keys_peak") <= 100.0, "{plan}");
+        let left: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "a finished run's store is removed: {left:?}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
+
+#[tokio::test]
+async fn a_kept_store_stays_and_a_store_in_use_cannot_be_opened_twice() {
+    let root = scratch("kept");
+    let session = session(1);
+    use_disk(&session, &root, "25600 b");
+    session
+        .set_option("state.backend.fjall.keep-directory", "true")
+        .unwrap();
+    let kept = "SELECT k FROM Tallies(input => TABLE readings PARTITION BY k, uid => 'tallies-v1')";
+    assert_eq!(rows(&session, kept).await.len(), (KEYS * ROUNDS) as usize);
+    assert!(
+        root.join("tallies-v1").is_dir(),
+        "kept under the uid's name"
+    );
+
+    // A query over a fed table holds its store while it runs.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let feed = session.register_feed("fed", schema.clone()).unwrap();
+    let held = "SELECT k FROM Tallies(input => TABLE fed PARTITION BY k, uid => 'held')";
+    let plan = session
+        .sql(held)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let mut running =
+        udf_runtime::datafusion::physical_plan::execute_stream(plan, session.task_ctx()).unwrap();
+    let one = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from(vec![1])),
+            Arc::new(Int64Array::from(vec![1])),
+        ],
+    )
+    .unwrap();
+    feed.send(one).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), running.next())
+        .await
+        .expect("a row within 10 s")
+        .expect("a batch")
+        .unwrap();
+    assert_eq!(batches_to_rows(&[first]), vec![vec![Value::BigInt(1)]]);
+
+    let message = error(&session, &held.replace("TABLE fed", "TABLE readings")).await;
+    assert!(
+        message.contains("is in use by another running query"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&root.join("held").display().to_string()),
+        "{message}"
+    );
+    drop(feed);
+    drop(running);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[tokio::test]
+async fn a_directory_that_cannot_be_made_is_a_query_error_naming_it() {
+    let root = scratch("file");
+    std::fs::write(&root, b"a file where the directory should be").unwrap();
+    let session = session(1);
+    use_disk(&session, &root.join("below"), "1 mb");
+    let message = error(&session, QUERY).await;
+    assert!(message.contains("cannot be created"), "{message}");
+    assert!(message.contains(&root.display().to_string()), "{message}");
+    let _ = std::fs::remove_file(&root);
+}
+
+#[tokio::test]
+async fn backend_settings_are_checked_when_set() {
+    let session = session(1);
+    let message = session
+        .sql("SET 'state.backend.type' = 'rocksdb'")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        message.contains("`rocksdb` is no state backend"),
+        "{message}"
+    );
+    session
+        .sql("SET 'state.backend.type' = 'fjall'")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn ttl_holds_for_state_that_was_on_disk() {
+    // The timeline of the in-memory TTL test, with a row of another key after each row of
+    // `a`: with room for one key, `a` is moved out after every row and read back for the
+    // next. Written at 0: alive at 9,999, gone at 10,000; written again at 10,001 and 15,000.
+    let timeline = [
+        (0, "add"),
+        (5_000, "peek"),
+        (9_999, "peek"),
+        (10_000, "peek"),
+        (10_001, "add"),
+        (15_000, "add"),
+        (24_999, "peek"),
+    ];
+    let with_filler: Vec<(i64, &str, &str)> = timeline
+        .iter()
+        .flat_map(|&(time, event)| [(time, "a", event), (time, "z", "add")])
+        .collect();
+    let root = scratch("ttl");
+    let session = super::state::clocked_session(&with_filler);
+    session.register(super::state::tally_function).unwrap();
+    use_disk(&session, &root, "256 b");
+    let sql = "SELECT * FROM Tally(input => TABLE events PARTITION BY k)";
+    let counts: Vec<Value> = rows(&session, sql)
+        .await
+        .into_iter()
+        .filter(|row| row[0] == Value::String("a".into()))
+        .map(|row| row[1].clone())
+        .collect();
+    let expected: Vec<Value> = [1_i64, 1, 1, 0, 1, 2, 2].map(Value::from).to_vec();
+    assert_eq!(counts, expected);
+    let plan = format!(
+        "{:?}",
+        rows(&session, &format!("EXPLAIN ANALYZE {sql}")).await
+    );
+    assert!(
+        metric(&plan, "state_cache_misses") >= 5.0,
+        "`a` came back from disk\n{plan}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -1,0 +1,93 @@
+//! The disk store of an exec's run, with the disk backend: made by the first processor that
+//! asks, shared by the others (each in its own keyspace), closed and removed when the last
+//! one is done. A processor asking for a keyspace the current run already gave out starts a
+//! new run, as the router does.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use datafusion::common::Result;
+
+use super::call::PtfCall;
+use crate::session::state_backend::{BYTES_PER_RESIDENT_KEY, StateBackendConfig};
+use crate::streaming::state::disk::dir::StateDir;
+use crate::streaming::state::disk::store::DiskStore;
+use crate::streaming::state::disk::ttl::TtlTable;
+
+/// What one processor gets: the run's store and how many keys it may keep in memory.
+pub struct DiskShare {
+    pub run: Arc<DiskStore>,
+    pub processor: usize,
+    pub max_resident: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct DiskRuns {
+    /// The current run's store and the keyspaces it gave out.
+    current: Mutex<Option<(Weak<DiskStore>, Vec<bool>)>>,
+}
+
+impl DiskRuns {
+    /// Processor `processor`'s share of the current run (of `processors`), or `None` with the
+    /// in-memory backend.
+    pub fn share(
+        &self,
+        call: &PtfCall,
+        config: &StateBackendConfig,
+        processor: usize,
+        processors: usize,
+    ) -> Result<Option<DiskShare>> {
+        if config.backend != crate::session::state_backend::BackendType::Fjall {
+            return Ok(None);
+        }
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let reusable = current.as_mut().and_then(|(run, taken)| {
+            let run = run.upgrade()?;
+            let slot = taken.get_mut(processor)?;
+            (!*slot).then(|| {
+                *slot = true;
+                run
+            })
+        });
+        let run = match reusable {
+            Some(run) => run,
+            None => {
+                let run = Arc::new(open_run(call, config)?);
+                let mut taken = vec![false; processors.max(processor + 1)];
+                taken[processor] = true;
+                *current = Some((Arc::downgrade(&run), taken));
+                run
+            }
+        };
+        let per_processor = config.memory_budget / processors.max(1) as u64;
+        Ok(Some(DiskShare {
+            run,
+            processor,
+            max_resident: (per_processor / BYTES_PER_RESIDENT_KEY).max(1) as usize,
+        }))
+    }
+}
+
+fn open_run(call: &PtfCall, config: &StateBackendConfig) -> Result<DiskStore> {
+    let dir = StateDir::create(
+        &config.root(),
+        &call.name,
+        call.uid.as_deref(),
+        config.keep_directory,
+    )?;
+    let ttls = call
+        .spec
+        .state
+        .iter()
+        .map(|entry| {
+            entry
+                .ttl
+                .map(|ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+        })
+        .collect();
+    // fjall's block cache takes a quarter of the budget; resident keys the rest.
+    DiskStore::open(
+        dir,
+        TtlTable::new(ttls),
+        (config.memory_budget / 4).max(1 << 20),
+    )
+}

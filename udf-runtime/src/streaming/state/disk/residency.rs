@@ -1,0 +1,280 @@
+//! Which keys' state is in memory. With the disk backend the function's in-memory stores are
+//! a cache of resident keys: a key whose slot is handed out again (it arrives after it was
+//! moved out) gets its entries back from the store, and after each call the least recently
+//! used keys beyond the budget are moved out — their entries written to the store as
+//! snapshots write them, their slots given back. Each key's state is in one place: loading
+//! removes the store's copy, moving out writes it.
+//!
+//! Keys with pending timers stay in memory (the timer service is by slot).
+
+use std::sync::Arc;
+
+use datafusion::common::{DataFusionError, Result};
+use udf_core::StateSpec;
+use udf_core::ptf::StateStores;
+
+use super::layout::{Kind, StoreKey, split_stamp, stamped};
+use super::store::{DiskStore, ProcessorStore};
+use crate::streaming::keys::KeyTable;
+use crate::streaming::timers::TimerService;
+
+/// What moved between memory and the store (EXPLAIN ANALYZE shows it).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ResidencyCounts {
+    /// Keys found resident when their rows came.
+    pub hits: usize,
+    /// Keys that came back and were read from the store.
+    pub loads: usize,
+    /// Keys moved out to the store.
+    pub evictions: usize,
+}
+
+pub struct Residency {
+    /// Keeps the run's store (and its directory) while this processor runs.
+    _run: Arc<DiskStore>,
+    store: ProcessorStore,
+    /// Keys that may stay in memory.
+    max_resident: usize,
+    key: StoreKey,
+    /// An entry as its in-memory store saves it, and as the disk store keeps it (stamped).
+    saved: Vec<u8>,
+    value: Vec<u8>,
+    new_slots: Vec<u32>,
+    /// The latest use of each slot (a count of arrivals), 0 for a slot not in use.
+    last_use: Vec<u64>,
+    uses: u64,
+    counts: ResidencyCounts,
+}
+
+impl Residency {
+    pub fn new(
+        run: Arc<DiskStore>,
+        processor: usize,
+        max_resident: usize,
+        keys: &mut KeyTable,
+    ) -> Result<Self> {
+        keys.log_taken_slots();
+        Ok(Residency {
+            store: run.processor(processor)?,
+            _run: run,
+            max_resident: max_resident.max(1),
+            key: StoreKey::default(),
+            saved: Vec::new(),
+            value: Vec::new(),
+            new_slots: Vec::new(),
+            last_use: Vec::new(),
+            uses: 0,
+            counts: ResidencyCounts::default(),
+        })
+    }
+
+    pub fn counts(&self) -> ResidencyCounts {
+        self.counts
+    }
+
+    pub fn store(&self) -> &ProcessorStore {
+        &self.store
+    }
+
+    /// After `used` slots were looked up for a batch: the keys handed new slots get their
+    /// entries back from the store, and every slot used is noted as just used.
+    pub fn arrive(
+        &mut self,
+        keys: &mut KeyTable,
+        stores: &mut dyn StateStores,
+        entries: &[StateSpec],
+        function: &str,
+        used: &[u32],
+    ) -> Result<()> {
+        keys.take_new_slots(&mut self.new_slots);
+        let fresh = self.new_slots.len();
+        for index in 0..self.new_slots.len() {
+            let slot = self.new_slots[index];
+            let bytes = key_bytes(keys, slot)?;
+            if self.load(slot, &bytes, stores, entries, function)? {
+                self.counts.loads += 1;
+            }
+        }
+        self.uses += 1;
+        let mut distinct: usize = 0;
+        for &slot in used {
+            let slot = slot as usize;
+            if slot >= self.last_use.len() {
+                self.last_use.resize(slot + 1, 0);
+            }
+            if self.last_use[slot] != self.uses {
+                self.last_use[slot] = self.uses;
+                distinct += 1;
+            }
+        }
+        self.counts.hits += distinct.saturating_sub(fresh);
+        Ok(())
+    }
+
+    /// Reads `key`'s entries into `slot` (and out of the store); whether it had any.
+    fn load(
+        &mut self,
+        slot: u32,
+        key: &[u8],
+        stores: &mut dyn StateStores,
+        entries: &[StateSpec],
+        function: &str,
+    ) -> Result<bool> {
+        let mut found = false;
+        for (index, spec) in entries.iter().enumerate() {
+            let store_key = self
+                .key
+                .entry(Kind::Value, entry_number(index)?, key)
+                .prefix();
+            let Some(value) = self.store.get(store_key)? else {
+                continue;
+            };
+            let Some((_, saved)) = split_stamp(&value) else {
+                return Err(entry_error(
+                    function,
+                    spec,
+                    "is not readable on disk: its value is cut short",
+                ));
+            };
+            let entry = stores.entry_mut(index).expect("a store per declared entry");
+            entry.restore(slot, saved).map_err(|e| {
+                entry_error(
+                    function,
+                    spec,
+                    &format!("cannot be read back from disk: {e}"),
+                )
+            })?;
+            self.store.remove(store_key)?;
+            found = true;
+        }
+        Ok(found)
+    }
+
+    /// Moves the least recently used keys out until at most the budget's count of keys is
+    /// resident (down to nine tenths, so this runs once in a while, not after every key).
+    pub fn evict(
+        &mut self,
+        keys: &mut KeyTable,
+        stores: &mut dyn StateStores,
+        timers: &TimerService,
+        entries: &[StateSpec],
+        function: &str,
+        now: i64,
+    ) -> Result<()> {
+        if keys.len() <= self.max_resident {
+            return Ok(());
+        }
+        let target = self.max_resident - self.max_resident / 10;
+        let mut candidates: Vec<(u64, u32)> = self
+            .last_use
+            .iter()
+            .enumerate()
+            .filter(|&(slot, &used)| used > 0 && !timers.has_timers(slot as u32))
+            .map(|(slot, &used)| (used, slot as u32))
+            .collect();
+        let excess = (keys.len() - target).min(candidates.len());
+        if excess == 0 {
+            return Ok(());
+        }
+        if excess < candidates.len() {
+            candidates.select_nth_unstable(excess);
+        }
+        for &(_, slot) in &candidates[..excess] {
+            let bytes = key_bytes(keys, slot)?;
+            for (index, spec) in entries.iter().enumerate() {
+                let entry = stores.entry(index).expect("a store per declared entry");
+                self.saved.clear();
+                let live = entry
+                    .save(slot, now, &mut self.saved)
+                    .map_err(|e| entry_error(function, spec, &e.to_string()))?;
+                if live {
+                    // Stamped with the time it moves out: no part of it was written later, so
+                    // the TTL filter, judging by this stamp, drops it only once all of it expired.
+                    stamped(now, &self.saved, &mut self.value);
+                    let store_key = self
+                        .key
+                        .entry(Kind::Value, entry_number(index)?, &bytes)
+                        .prefix();
+                    self.store.insert(store_key, &self.value)?;
+                }
+            }
+            stores.clear(slot);
+            keys.release(slot);
+            self.last_use[slot as usize] = 0;
+            self.counts.evictions += 1;
+        }
+        self.store_ttl_time(now);
+        Ok(())
+    }
+
+    /// A slot given back (its key has no state left).
+    pub fn forget(&mut self, slot: u32) {
+        if let Some(used) = self.last_use.get_mut(slot as usize) {
+            *used = 0;
+        }
+    }
+
+    /// Entry `index` of a key that is not resident, as its store saved it.
+    pub fn saved(&self, index: usize, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut store_key = StoreKey::default();
+        store_key.entry(Kind::Value, entry_number(index)?, key);
+        Ok(self
+            .store
+            .get(store_key.prefix())?
+            .and_then(|value| split_stamp(&value).map(|(_, saved)| saved.to_vec())))
+    }
+
+    /// Removes entry `index` of a key that is not resident.
+    pub fn remove(&mut self, index: usize, key: &[u8]) -> Result<()> {
+        let store_key = self
+            .key
+            .entry(Kind::Value, entry_number(index)?, key)
+            .prefix();
+        self.store.remove(store_key)
+    }
+
+    /// Every key not resident with entry `index`: its bytes and the entry as saved.
+    pub fn stored(&self, index: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut prefix = vec![Kind::Value as u8];
+        prefix.extend_from_slice(&entry_number(index)?.to_be_bytes());
+        self.store
+            .scan(&prefix)
+            .map(|item| {
+                let (store_key, value) = item?;
+                let key = StoreKey::parse_partition_key(&store_key).ok_or_else(|| {
+                    DataFusionError::Internal("a malformed key in the state store".to_owned())
+                })?;
+                let (_, saved) = split_stamp(&value).ok_or_else(|| {
+                    DataFusionError::Internal("a cut-short value in the state store".to_owned())
+                })?;
+                Ok((key.to_vec(), saved.to_vec()))
+            })
+            .collect()
+    }
+
+    fn store_ttl_time(&self, now: i64) {
+        self._run.ttl().advance(now);
+    }
+}
+
+fn key_bytes(keys: &KeyTable, slot: u32) -> Result<Vec<u8>> {
+    keys.key_bytes(slot).ok_or_else(|| {
+        DataFusionError::Internal(format!("key slot {slot} is in use but has no key"))
+    })
+}
+
+fn entry_number(index: usize) -> Result<u16> {
+    u16::try_from(index).map_err(|_| {
+        DataFusionError::Execution(format!(
+            "a function with more than {} state entries cannot keep them on disk",
+            u16::MAX
+        ))
+    })
+}
+
+fn entry_error(function: &str, spec: &StateSpec, what: &str) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "state entry `{}` of `{function}` {what}",
+        spec.name
+    ))
+}
