@@ -151,7 +151,7 @@ async fn keys_beyond_the_budget_go_to_disk_and_come_back_with_the_same_results()
 
         let root = scratch(&format!("budget-{partitions}"));
         let session = session(partitions);
-        // 100 keys' worth: most of the 3,000 keys live on disk between their rows.
+        // Under 100 keys' worth: most of the 3,000 keys live on disk between their rows.
         use_disk(&session, &root, "25600 b");
         assert_eq!(
             sorted(rows(&session, QUERY).await),
@@ -273,8 +273,8 @@ async fn backend_settings_are_checked_when_set() {
 
 #[tokio::test]
 async fn ttl_holds_for_state_that_was_on_disk() {
-    // The timeline of the in-memory TTL test, with a row of another key after each row of
-    // `a`: with room for one key, `a` is moved out after every row and read back for the
+    // The timeline of the in-memory TTL test, with rows of three other keys after each row
+    // of `a`: with room for two keys, `a` is moved out after every row and read back for the
     // next. Written at 0: alive at 9,999, gone at 10,000; written again at 10,001 and 15,000.
     let timeline = [
         (0, "add"),
@@ -287,12 +287,19 @@ async fn ttl_holds_for_state_that_was_on_disk() {
     ];
     let with_filler: Vec<(i64, &str, &str)> = timeline
         .iter()
-        .flat_map(|&(time, event)| [(time, "a", event), (time, "z", "add")])
+        .flat_map(|&(time, event)| {
+            [
+                (time, "a", event),
+                (time, "x", "add"),
+                (time, "y", "add"),
+                (time, "z", "add"),
+            ]
+        })
         .collect();
     let root = scratch("ttl");
     let session = super::state::clocked_session(&with_filler);
     session.register(super::state::tally_function).unwrap();
-    use_disk(&session, &root, "256 b");
+    use_disk(&session, &root, "1 kb");
     let sql = "SELECT * FROM Tally(input => TABLE events PARTITION BY k)";
     let counts: Vec<Value> = rows(&session, sql)
         .await

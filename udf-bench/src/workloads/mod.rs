@@ -4,6 +4,7 @@
 mod aggregate;
 mod asynchronous;
 mod ptf;
+mod ptf_disk;
 mod scalar;
 mod table;
 
@@ -82,6 +83,9 @@ pub const ALL: &[Workload] = &[
     ptf::PTF_ORDER_BY,
     ptf::PTF_ORDER_BY_TIMER,
     ptf::PTF_TWO_TABLES,
+    ptf_disk::PTF_COUNTER_DISK,
+    ptf_disk::PTF_COUNTER_DISK_10M,
+    ptf_disk::PTF_MAPVIEW_DISK,
 ];
 
 pub fn find(name: &str) -> Option<&'static Workload> {

@@ -27,26 +27,26 @@ use crate::source::Drained;
 const KEYED: &str = "SELECT id % 10000 AS k, id FROM src";
 
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Count {
+pub(super) struct Count {
     n: i64,
 }
 
 #[derive(Clone, Debug, SqlRow)]
-struct Counted {
+pub(super) struct Counted {
     cnt: i64,
 }
 
 /// The input row, typed: reading it allocates nothing (a polymorphic `Row` would box every
 /// value).
 #[derive(Clone, Debug, SqlRow)]
-struct Keyed {
+pub(super) struct Keyed {
     k: i64,
     id: i64,
 }
 
 /// Counts the rows of each key, emitting the running count with every row.
 #[ptf]
-fn counter(
+pub(super) fn counter(
     #[state] count: &mut Count,
     #[argument(set_semantic_table)] input: Keyed,
     out: &mut Collector<Counted>,
@@ -56,7 +56,7 @@ fn counter(
     out.collect(Counted { cnt: count.n });
 }
 
-fn register_counter(session: &Session) -> Result<()> {
+pub(super) fn register_counter(session: &Session) -> Result<()> {
     session.register(counter)
 }
 

@@ -17,9 +17,8 @@ use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions}
 use datafusion::common::{DataFusionError, Result};
 use datafusion::config::ConfigOptions;
 
-/// Bytes a resident key is taken to need, to turn the budget into a count of keys: its slot,
-/// its entries' in-memory form and the bookkeeping around them, for small state.
-pub const BYTES_PER_RESIDENT_KEY: u64 = 256;
+/// The smallest budget: one key's state.
+const MIN_BUDGET: u64 = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendType {
@@ -184,9 +183,9 @@ fn parse_memory_size(text: &str) -> std::result::Result<u64, String> {
     let bytes = number
         .checked_mul(1 << shift)
         .ok_or_else(|| format!("`{text}` is more memory than can be counted"))?;
-    if bytes < BYTES_PER_RESIDENT_KEY {
+    if bytes < MIN_BUDGET {
         return Err(format!(
-            "`{text}` is less than one key's state ({BYTES_PER_RESIDENT_KEY} bytes)"
+            "`{text}` is less than the smallest budget, {MIN_BUDGET} bytes"
         ));
     }
     Ok(bytes)
@@ -214,10 +213,10 @@ mod tests {
         assert!(error("backend.type", "rocksdb").contains("`rocksdb` is no state backend"));
         assert!(error("backend.fjall.memory-budget", "12 parsecs").contains("not a unit"));
         assert!(error("backend.fjall.memory-budget", "99999999999 tb").contains("more memory"));
-        assert!(error("backend.fjall.memory-budget", "10").contains("less than one key"));
+        assert!(error("backend.fjall.memory-budget", "10").contains("less than the smallest"));
         assert!(error("backend.fjall.localdir", " ").contains("empty"));
         assert!(error("backend.size", "1").contains("unknown option `state.backend.size`"));
         assert_eq!(parse_memory_size("1k"), Ok(1024));
-        assert_eq!(parse_memory_size("512"), Ok(512));
+        assert_eq!(parse_memory_size("2048"), Ok(2048));
     }
 }

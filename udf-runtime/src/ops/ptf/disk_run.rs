@@ -8,16 +8,16 @@ use std::sync::{Arc, Mutex, Weak};
 use datafusion::common::Result;
 
 use super::call::PtfCall;
-use crate::session::state_backend::{BYTES_PER_RESIDENT_KEY, StateBackendConfig};
+use crate::session::state_backend::StateBackendConfig;
 use crate::streaming::state::disk::dir::StateDir;
-use crate::streaming::state::disk::store::DiskStore;
+use crate::streaming::state::disk::store::{DiskStore, StoreMemory};
 use crate::streaming::state::disk::ttl::TtlTable;
 
-/// What one processor gets: the run's store and how many keys it may keep in memory.
+/// What one processor gets: the run's store and its part of the memory budget.
 pub struct DiskShare {
     pub run: Arc<DiskStore>,
     pub processor: usize,
-    pub max_resident: usize,
+    pub budget: u64,
 }
 
 #[derive(Debug, Default)]
@@ -51,23 +51,26 @@ impl DiskRuns {
         let run = match reusable {
             Some(run) => run,
             None => {
-                let run = Arc::new(open_run(call, config)?);
+                let run = Arc::new(open_run(call, config, processors)?);
                 let mut taken = vec![false; processors.max(processor + 1)];
                 taken[processor] = true;
                 *current = Some((Arc::downgrade(&run), taken));
                 run
             }
         };
-        let per_processor = config.memory_budget / processors.max(1) as u64;
+        // The store's part of the budget is set aside (see `store_memory`).
+        let store = store_memory(config, processors);
+        let memtables = 2 * store.memtable * processors.max(1) as u64;
+        let for_keys = config.memory_budget.saturating_sub(store.cache + memtables);
         Ok(Some(DiskShare {
             run,
             processor,
-            max_resident: (per_processor / BYTES_PER_RESIDENT_KEY).max(1) as usize,
+            budget: for_keys / processors.max(1) as u64,
         }))
     }
 }
 
-fn open_run(call: &PtfCall, config: &StateBackendConfig) -> Result<DiskStore> {
+fn open_run(call: &PtfCall, config: &StateBackendConfig, processors: usize) -> Result<DiskStore> {
     let dir = StateDir::create(
         &config.root(),
         &call.name,
@@ -84,10 +87,15 @@ fn open_run(call: &PtfCall, config: &StateBackendConfig) -> Result<DiskStore> {
                 .map(|ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
         })
         .collect();
-    // fjall's block cache takes a quarter of the budget; resident keys the rest.
-    DiskStore::open(
-        dir,
-        TtlTable::new(ttls),
-        (config.memory_budget / 4).max(1 << 20),
-    )
+    DiskStore::open(dir, TtlTable::new(ttls), store_memory(config, processors))
+}
+
+/// The store's part of the budget: a quarter for fjall's block cache, an eighth for writes
+/// waiting to be flushed (each processor's memtable and one being flushed); resident keys
+/// have the rest.
+fn store_memory(config: &StateBackendConfig, processors: usize) -> StoreMemory {
+    StoreMemory {
+        cache: config.memory_budget / 4,
+        memtable: (config.memory_budget / 16 / processors.max(1) as u64).max(64 << 10),
+    }
 }

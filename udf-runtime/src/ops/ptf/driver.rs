@@ -268,7 +268,7 @@ impl Driver {
         )?;
         let mut metrics = metrics;
         if let Some(disk) = disk {
-            state = state.with_disk(disk.run, disk.processor, disk.max_resident)?;
+            state = state.with_disk(disk.run, disk.processor, disk.budget)?;
             metrics = metrics.with_disk();
         }
         let prefix = prefix_of(call);

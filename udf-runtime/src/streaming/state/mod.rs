@@ -82,14 +82,9 @@ impl KeyedState {
         mut self,
         run: std::sync::Arc<disk::store::DiskStore>,
         processor: usize,
-        max_resident: usize,
+        budget: u64,
     ) -> Result<Self> {
-        self.disk = Some(Residency::new(
-            run,
-            processor,
-            max_resident,
-            &mut self.keys,
-        )?);
+        self.disk = Some(Residency::new(run, processor, budget, &mut self.keys)?);
         Ok(self)
     }
 

@@ -18,6 +18,14 @@ use super::store::{DiskStore, ProcessorStore};
 use crate::streaming::keys::KeyTable;
 use crate::streaming::timers::TimerService;
 
+/// What a resident key takes beyond its entries: its slot in the key table and the stores,
+/// its key bytes and its place in the use list.
+pub const BASE_BYTES_PER_KEY: usize = 256;
+
+/// Every how many batches a few keys are measured, and how many.
+const SAMPLE_EVERY: u64 = 16;
+const SAMPLED_KEYS: usize = 8;
+
 /// What moved between memory and the store (EXPLAIN ANALYZE shows it).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ResidencyCounts {
@@ -33,8 +41,10 @@ pub struct Residency {
     /// Keeps the run's store (and its directory) while this processor runs.
     _run: Arc<DiskStore>,
     store: ProcessorStore,
-    /// Keys that may stay in memory.
-    max_resident: usize,
+    /// Memory for resident keys, in bytes.
+    budget: u64,
+    /// What one resident key is taken to need, from samples of the entries' saved size.
+    bytes_per_key: f64,
     key: StoreKey,
     /// An entry as its in-memory store saves it, and as the disk store keeps it (stamped).
     saved: Vec<u8>,
@@ -50,14 +60,15 @@ impl Residency {
     pub fn new(
         run: Arc<DiskStore>,
         processor: usize,
-        max_resident: usize,
+        budget: u64,
         keys: &mut KeyTable,
     ) -> Result<Self> {
         keys.log_taken_slots();
         Ok(Residency {
             store: run.processor(processor)?,
             _run: run,
-            max_resident: max_resident.max(1),
+            budget,
+            bytes_per_key: BASE_BYTES_PER_KEY as f64,
             key: StoreKey::default(),
             saved: Vec::new(),
             value: Vec::new(),
@@ -108,6 +119,36 @@ impl Residency {
             }
         }
         self.counts.hits += distinct.saturating_sub(fresh);
+        if self.uses % SAMPLE_EVERY == 1 {
+            self.sample(stores, used)?;
+        }
+        Ok(())
+    }
+
+    /// Keys that may stay in memory.
+    fn max_resident(&self) -> usize {
+        ((self.budget as f64 / self.bytes_per_key) as usize).max(1)
+    }
+
+    /// Measures a few of the keys just used (their entries as saved, twice that for their
+    /// typed form in memory, plus the bookkeeping of a key) to follow what a key takes.
+    fn sample(&mut self, stores: &dyn StateStores, used: &[u32]) -> Result<()> {
+        let step = (used.len() / SAMPLED_KEYS).max(1);
+        let (mut bytes, mut keys) = (0usize, 0usize);
+        for &slot in used.iter().step_by(step).take(SAMPLED_KEYS) {
+            for entry in stores.entries() {
+                self.saved.clear();
+                // A failure shows when the key is moved out, with the entry's name.
+                if entry.save(slot, i64::MIN, &mut self.saved).unwrap_or(false) {
+                    bytes += self.saved.len();
+                }
+            }
+            keys += 1;
+        }
+        if let Some(per_key) = (2 * bytes).checked_div(keys) {
+            let measured = (BASE_BYTES_PER_KEY + per_key) as f64;
+            self.bytes_per_key = 0.8 * self.bytes_per_key + 0.2 * measured;
+        }
         Ok(())
     }
 
@@ -161,10 +202,11 @@ impl Residency {
         function: &str,
         now: i64,
     ) -> Result<()> {
-        if keys.len() <= self.max_resident {
+        let max_resident = self.max_resident();
+        if keys.len() <= max_resident {
             return Ok(());
         }
-        let target = self.max_resident - self.max_resident / 10;
+        let target = max_resident - max_resident / 10;
         let mut candidates: Vec<(u64, u32)> = self
             .last_use
             .iter()

@@ -12,25 +12,41 @@ use lsm_tree::compaction::filter::Factory;
 use super::dir::StateDir;
 use super::ttl::TtlTable;
 
+/// What the store may hold in memory.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreMemory {
+    /// fjall's block cache.
+    pub cache: u64,
+    /// One keyspace's memtable, before it is sealed for flushing (about what unflushed writes
+    /// hold, with the sealed ones being flushed).
+    pub memtable: u64,
+}
+
 /// A run's store. The database closes before its directory goes (field order).
 pub struct DiskStore {
     db: Database,
     ttl: TtlTable,
+    memory: StoreMemory,
     dir: StateDir,
 }
 
 impl DiskStore {
-    /// Opens a fresh store in `dir`, with `cache_bytes` of fjall's block cache. A directory
-    /// another running query holds is an error; one an earlier run left is emptied first.
-    pub fn open(dir: StateDir, ttl: TtlTable, cache_bytes: u64) -> Result<Self> {
+    /// Opens a fresh store in `dir`, within `memory`. A directory another running query
+    /// holds is an error; one an earlier run left is emptied first.
+    pub fn open(dir: StateDir, ttl: TtlTable, memory: StoreMemory) -> Result<Self> {
         let path = dir.path().to_owned();
         if path.exists() {
             // Opening it takes its lock: that says whether its run is still going.
-            drop(open_database(&path, &ttl, cache_bytes)?);
+            drop(open_database(&path, &ttl, memory)?);
             dir.clear_leftover()?;
         }
-        let db = open_database(&path, &ttl, cache_bytes)?;
-        Ok(DiskStore { db, ttl, dir })
+        let db = open_database(&path, &ttl, memory)?;
+        Ok(DiskStore {
+            db,
+            ttl,
+            memory,
+            dir,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -46,7 +62,9 @@ impl DiskStore {
     pub fn processor(&self, processor: usize) -> Result<ProcessorStore> {
         let keyspace = self
             .db
-            .keyspace(&format!("p{processor}"), KeyspaceCreateOptions::default)
+            .keyspace(&format!("p{processor}"), || {
+                KeyspaceCreateOptions::default().max_memtable_size(self.memory.memtable)
+            })
             .map_err(|e| store_error(self.path(), "open a processor's keyspace", e))?;
         Ok(ProcessorStore {
             keyspace,
@@ -64,10 +82,10 @@ impl DiskStore {
     }
 }
 
-fn open_database(path: &Path, ttl: &TtlTable, cache_bytes: u64) -> Result<Database> {
+fn open_database(path: &Path, ttl: &TtlTable, memory: StoreMemory) -> Result<Database> {
     let factory: Option<Arc<dyn Factory>> = ttl.any().then(|| Arc::new(ttl.clone()) as _);
     Database::builder(path)
-        .cache_size(cache_bytes)
+        .cache_size(memory.cache)
         // A run's state is not recovered from its journal (checkpoints are a copy of their
         // own), so writes need not wait for the disk.
         .manual_journal_persist(true)
@@ -202,6 +220,11 @@ mod tests {
     use super::super::layout::{Kind, StoreKey, split_stamp, stamped};
     use super::*;
 
+    const MEMORY: StoreMemory = StoreMemory {
+        cache: 8 << 20,
+        memtable: 4 << 20,
+    };
+
     fn root(name: &str) -> PathBuf {
         let path =
             std::env::temp_dir().join(format!("udf-store-test-{}-{name}", std::process::id()));
@@ -211,7 +234,7 @@ mod tests {
 
     fn store(root: &Path, uid: &str, ttls: Vec<Option<i64>>) -> Result<DiskStore> {
         let dir = StateDir::create(root, "f", Some(uid), false)?;
-        DiskStore::open(dir, TtlTable::new(ttls), 8 << 20)
+        DiskStore::open(dir, TtlTable::new(ttls), MEMORY)
     }
 
     #[test]
@@ -266,7 +289,7 @@ mod tests {
         // A kept directory with an entry in it, as a finished run leaves it.
         drop(running);
         let kept = StateDir::create(&root, "f", Some("left"), true).unwrap();
-        let earlier = DiskStore::open(kept, TtlTable::new(vec![None]), 8 << 20).unwrap();
+        let earlier = DiskStore::open(kept, TtlTable::new(vec![None]), MEMORY).unwrap();
         earlier
             .processor(0)
             .unwrap()
