@@ -9,7 +9,6 @@
 //! | `retry-delay` | between attempts | 100 ms |
 //! | `max-attempts` | attempts in all, ≥ 1 | 3 |
 
-use std::any::Any;
 use std::time::Duration;
 
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
@@ -152,17 +151,7 @@ impl ConfigExtension for AsyncConfig {
 }
 
 impl ExtensionOptions for AsyncConfig {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn cloned(&self) -> Box<dyn ExtensionOptions> {
-        Box::new(self.clone())
-    }
+    extension_options_basics!();
 
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let (settings, option) = if let Some(option) = key.strip_prefix("exec.async-scalar.") {

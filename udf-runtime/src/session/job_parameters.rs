@@ -1,7 +1,6 @@
 //! Session configuration owned by the framework, carried in DataFusion's config so it
 //! travels with every query (and `SET job.<name> = '<value>'` works in SQL).
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -40,17 +39,7 @@ impl ConfigExtension for JobParameters {
 }
 
 impl ExtensionOptions for JobParameters {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn cloned(&self) -> Box<dyn ExtensionOptions> {
-        Box::new(self.clone())
-    }
+    extension_options_basics!();
 
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
         self.insert(key, value);

@@ -13,6 +13,23 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
 use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
+/// The parts of `ExtensionOptions` that are the same for every option set of the session.
+macro_rules! extension_options_basics {
+    () => {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            self
+        }
+
+        fn cloned(&self) -> Box<dyn datafusion::common::config::ExtensionOptions> {
+            Box::new(self.clone())
+        }
+    };
+}
+
 pub mod async_config;
 pub mod catalog;
 pub mod clock;

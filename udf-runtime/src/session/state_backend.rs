@@ -10,7 +10,6 @@
 //! `hashmap` keeps every key's state in memory; `fjall` keeps the keys beyond the budget in
 //! an embedded LSM store on local disk (`streaming/state/disk/`).
 
-use std::any::Any;
 use std::path::PathBuf;
 
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
@@ -69,17 +68,7 @@ impl ConfigExtension for StateBackendConfig {
 }
 
 impl ExtensionOptions for StateBackendConfig {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn cloned(&self) -> Box<dyn ExtensionOptions> {
-        Box::new(self.clone())
-    }
+    extension_options_basics!();
 
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let invalid =

@@ -92,16 +92,22 @@ impl KeyedState {
     /// disk backend, reading back the state of keys that were moved out).
     pub fn slots(&mut self, keys: &[ArrayRef], rows: usize, out: &mut Vec<u32>) -> Result<()> {
         self.keys.slots(keys, rows, out)?;
-        if let Some(disk) = &mut self.disk {
-            disk.arrive(
+        self.arrive(out)
+    }
+
+    /// With the disk backend: the keys just handed slots get their state back, and `used`
+    /// are noted as just used.
+    fn arrive(&mut self, used: &[u32]) -> Result<()> {
+        match &mut self.disk {
+            Some(disk) => disk.arrive(
                 &mut self.keys,
                 self.stores.as_mut(),
                 &self.entries,
                 &self.function,
-                out,
-            )?;
+                used,
+            ),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// After a call: with the disk backend, moves the least recently used keys beyond the
@@ -129,15 +135,7 @@ impl KeyedState {
     /// disk) if it has none.
     fn resident_slot(&mut self, bytes: &[u8]) -> Result<u32> {
         let slot = self.keys.slot_of_bytes(bytes)?;
-        if let Some(disk) = &mut self.disk {
-            disk.arrive(
-                &mut self.keys,
-                self.stores.as_mut(),
-                &self.entries,
-                &self.function,
-                &[slot],
-            )?;
-        }
+        self.arrive(&[slot])?;
         Ok(slot)
     }
 
