@@ -649,6 +649,7 @@ impl Driver {
             None => self.emit(output, 0, &[], &[], &fired),
         };
         self.fired = fired;
+        self.state.set_now(now);
         let settled = self.finish_call(released);
         result?;
         settled
@@ -905,11 +906,12 @@ impl Driver {
         };
         self.fired = fired;
         self.slots = slots;
+        // Before keys move out: their stamp on disk must be no earlier than this call's writes.
+        self.state.set_now(now);
         let settled = self.finish_call(released);
         result?;
         settled?;
         self.metrics.input_rows.add(rows);
-        self.state.set_now(now);
         Ok(())
     }
 

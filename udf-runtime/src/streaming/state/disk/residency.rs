@@ -39,7 +39,7 @@ pub struct ResidencyCounts {
 
 pub struct Residency {
     /// Keeps the run's store (and its directory) while this processor runs.
-    _run: Arc<DiskStore>,
+    run: Arc<DiskStore>,
     store: ProcessorStore,
     /// Memory for resident keys, in bytes.
     budget: u64,
@@ -66,7 +66,7 @@ impl Residency {
         keys.log_taken_slots();
         Ok(Residency {
             store: run.processor(processor)?,
-            _run: run,
+            run,
             budget,
             bytes_per_key: BASE_BYTES_PER_KEY as f64,
             key: StoreKey::default(),
@@ -295,7 +295,7 @@ impl Residency {
     }
 
     fn store_ttl_time(&self, now: i64) {
-        self._run.ttl().advance(now);
+        self.run.ttl().advance(now);
     }
 }
 
