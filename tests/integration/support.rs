@@ -172,3 +172,64 @@ pub fn partitioned_session(table: &str, columns: &[Column], partitions: usize) -
         .expect("register table");
     session
 }
+
+/// Where a test's PTF state is kept. PTF conformance cases run under both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Disk,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 2] = [Backend::Memory, Backend::Disk];
+}
+
+/// Keeps `session`'s PTF state on `backend`. On disk the budget is the smallest, so keys
+/// move out after every call and come back for their next rows.
+pub fn use_backend(session: &Session, backend: Backend) {
+    if backend == Backend::Disk {
+        let root = std::env::temp_dir().join("udf-tests-state");
+        session.set_option("state.backend.type", "fjall").unwrap();
+        session
+            .set_option("state.backend.fjall.localdir", root.to_str().unwrap())
+            .unwrap();
+        session
+            .set_option("state.backend.fjall.memory-budget", "1 kb")
+            .unwrap();
+    }
+}
+
+/// A session with one table in one-row batches (each row a call of its own) and
+/// `partitions` target partitions.
+pub fn session_in_single_rows(table: &str, columns: &[Column], partitions: usize) -> Session {
+    let whole = batch(columns);
+    let rows = (0..whole.num_rows())
+        .map(|row| whole.slice(row, 1))
+        .collect();
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    let provider = MemTable::try_new(whole.schema(), vec![rows]).expect("table");
+    session
+        .register_table(table, Arc::new(provider))
+        .expect("register table");
+    session
+}
+
+/// The value of metric `name` from EXPLAIN ANALYZE's text, which rounds large counts
+/// (`8.91 K`).
+pub fn metric(plan: &str, name: &str) -> f64 {
+    let rest = plan
+        .split(&format!("{name}="))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no metric {name} in\n{plan}"));
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let scale = match rest[number.len()..].trim_start().chars().next() {
+        Some('K') => 1e3,
+        Some('M') => 1e6,
+        Some('B') => 1e9,
+        _ => 1.0,
+    };
+    number.parse::<f64>().expect("a number") * scale
+}

@@ -12,7 +12,7 @@ use udf_core::Value;
 use udf_core::types::{DataType, TypeKind};
 use udf_runtime::Session;
 
-use crate::support::{self, Column};
+use crate::support::{self, Backend, Column, use_backend};
 
 #[derive(Deserialize)]
 pub struct Case {
@@ -108,7 +108,28 @@ pub fn session_as_flink(case: &Case) -> Session {
     session_with_partitions(case, case.parallelism)
 }
 
+/// `session_as_flink` with PTF state on `backend`; on disk the input comes a row at a
+/// time, so keys move out between their rows.
+pub fn session_as_flink_on(case: &Case, backend: Backend) -> Session {
+    let columns = columns(case);
+    let session = match backend {
+        Backend::Memory => {
+            support::session_with_partitions(&case.input.view_name, &columns, case.parallelism)
+        }
+        Backend::Disk => {
+            support::session_in_single_rows(&case.input.view_name, &columns, case.parallelism)
+        }
+    };
+    use_backend(&session, backend);
+    session
+}
+
 fn session_with_partitions(case: &Case, partitions: usize) -> Session {
+    support::session_with_partitions(&case.input.view_name, &columns(case), partitions)
+}
+
+/// The case's input as columns.
+fn columns(case: &Case) -> Vec<Column> {
     let names: Vec<String> = case
         .input
         .schema
@@ -149,7 +170,7 @@ fn session_with_partitions(case: &Case, partitions: usize) -> Session {
             }
         })
         .collect();
-    support::session_with_partitions(&case.input.view_name, &columns, partitions)
+    columns
 }
 
 /// Runs the case's query in `session` and compares columns (names, types ignoring

@@ -17,7 +17,7 @@ use udf_runtime::Session;
 use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::prelude::SessionConfig;
 
-use crate::support::{batches_to_rows, error, rows};
+use crate::support::{batches_to_rows, error, metric, rows};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Seen {
@@ -122,26 +122,6 @@ fn use_disk(session: &Session, root: &Path, budget: &str) {
 
 const QUERY: &str =
     "SELECT k, \"rows\", total FROM Tallies(input => TABLE readings PARTITION BY k)";
-
-/// The value of metric `name` from EXPLAIN ANALYZE's text, which rounds large counts
-/// (`8.91 K`).
-fn metric(plan: &str, name: &str) -> f64 {
-    let rest = plan
-        .split(&format!("{name}="))
-        .nth(1)
-        .unwrap_or_else(|| panic!("no metric {name} in\n{plan}"));
-    let number: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    let scale = match rest[number.len()..].trim_start().chars().next() {
-        Some('K') => 1e3,
-        Some('M') => 1e6,
-        Some('B') => 1e9,
-        _ => 1.0,
-    };
-    number.parse::<f64>().expect("a number") * scale
-}
 
 #[tokio::test]
 async fn keys_beyond_the_budget_go_to_disk_and_come_back_with_the_same_results() {
