@@ -103,13 +103,8 @@ pub fn session(case: &Case) -> Session {
 }
 
 /// The case's input in a session whose target partitions are Flink's parallelism (for
-/// process table functions, whose processors are the target partitions).
-pub fn session_as_flink(case: &Case) -> Session {
-    session_with_partitions(case, case.parallelism)
-}
-
-/// `session_as_flink` with PTF state on `backend`; on disk the input comes a row at a
-/// time, so keys move out between their rows.
+/// process table functions, whose processors are the target partitions), with PTF state on
+/// `backend`; on disk the input comes a row at a time, so keys move out between their rows.
 pub fn session_as_flink_on(case: &Case, backend: Backend) -> Session {
     let columns = columns(case);
     let session = match backend {
