@@ -16,7 +16,10 @@ use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::prelude::SessionConfig;
 use udf_runtime::prelude::*;
 
-use crate::support::{Column, batch, batches_to_rows, column, column_names, error, explain, rows};
+use crate::support::{
+    Backend, Column, batch, batches_to_rows, column, column_names, error, explain, rows,
+    use_backend,
+};
 
 fn at(seconds: i64) -> Value {
     Value::TimestampLtz(chrono::DateTime::from_timestamp_millis(seconds * 1000).unwrap())
@@ -124,8 +127,12 @@ fn outcomes(rows: Vec<Vec<Value>>) -> Vec<(i64, i64, String, i64)> {
 
 #[tokio::test]
 async fn orders_meet_their_payments_with_one_and_four_processors() {
-    for processors in [1, 4] {
+    for (processors, backend) in [1, 4]
+        .into_iter()
+        .flat_map(|p| Backend::ALL.map(|b| (p, b)))
+    {
         let session = session(processors);
+        use_backend(&session, backend);
         assert_eq!(
             column_names(&session, MATCH).await,
             ["id", "order_id", "EXPR$0", "rowtime"],
@@ -149,7 +156,7 @@ async fn orders_meet_their_payments_with_one_and_four_processors() {
                 // Its timer fires at the end of input.
                 (6, 6, "unpaid 600"),
             ],
-            "{processors} processors"
+            "{processors} processors, state {backend:?}"
         );
         let rowtimes: Vec<i64> = outcomes.iter().map(|o| o.3).collect();
         assert!([0, 30].contains(&rowtimes[0]), "{rowtimes:?}");
