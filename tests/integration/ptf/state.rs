@@ -19,7 +19,7 @@ use udf_runtime::datafusion::prelude::SessionConfig;
 
 use super::one_processor;
 use crate::row;
-use crate::support::{batch, column, rows, strs};
+use crate::support::{Backend, batch, column, rows, strs, use_backend};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Last {
@@ -145,28 +145,31 @@ pub(super) fn tally_function(
 
 #[tokio::test]
 async fn ttl_counts_from_the_last_write_and_reads_do_not_extend_it() {
-    let session = clocked_session(&[
-        (0, "a", "add"),
-        (5_000, "a", "peek"),
-        (9_999, "a", "peek"),
-        (10_000, "a", "peek"),
-        (10_001, "a", "add"),
-        (15_000, "a", "add"),
-        (24_999, "a", "peek"),
-    ]);
-    session.register(tally_function).unwrap();
-    let counts: Vec<Value> = rows(
-        &session,
-        "SELECT * FROM Tally(input => TABLE events PARTITION BY k)",
-    )
-    .await
-    .into_iter()
-    .map(|r| r[1].clone())
-    .collect();
-    // Written at 0: alive at 9,999, gone at 10,000 although read at 5,000 and 9,999.
-    // Written again at 10,001 and 15,000: alive at 24,999.
-    let expected: Vec<Value> = [1_i64, 1, 1, 0, 1, 2, 2].map(Value::from).to_vec();
-    assert_eq!(counts, expected);
+    for backend in Backend::ALL {
+        let session = clocked_session(&[
+            (0, "a", "add"),
+            (5_000, "a", "peek"),
+            (9_999, "a", "peek"),
+            (10_000, "a", "peek"),
+            (10_001, "a", "add"),
+            (15_000, "a", "add"),
+            (24_999, "a", "peek"),
+        ]);
+        use_backend(&session, backend);
+        session.register(tally_function).unwrap();
+        let counts: Vec<Value> = rows(
+            &session,
+            "SELECT * FROM Tally(input => TABLE events PARTITION BY k)",
+        )
+        .await
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+        // Written at 0: alive at 9,999, gone at 10,000 although read at 5,000 and 9,999.
+        // Written again at 10,001 and 15,000: alive at 24,999.
+        let expected: Vec<Value> = [1_i64, 1, 1, 0, 1, 2, 2].map(Value::from).to_vec();
+        assert_eq!(counts, expected, "state {backend:?}");
+    }
 }
 
 /// `put:<name>` remembers a name; every row reports the names alive, sorted.
@@ -196,24 +199,31 @@ fn names_function(
 
 #[tokio::test]
 async fn map_entries_expire_one_by_one() {
-    let session = clocked_session(&[
-        (0, "a", "put:x"),
-        (6_000, "a", "put:y"),
-        (9_000, "b", "put:z"),
-        (10_000, "a", "peek"),
-        (16_000, "a", "peek"),
-        (16_500, "b", "peek"),
-    ]);
-    session.register(names_function).unwrap();
-    let alive: Vec<Value> = rows(
-        &session,
-        "SELECT * FROM Names(input => TABLE events PARTITION BY k)",
-    )
-    .await
-    .into_iter()
-    .map(|r| r[1].clone())
-    .collect();
-    assert_eq!(alive, row!["x", "x,y", "z", "y", "", "z"]);
+    for backend in Backend::ALL {
+        let session = clocked_session(&[
+            (0, "a", "put:x"),
+            (6_000, "a", "put:y"),
+            (9_000, "b", "put:z"),
+            (10_000, "a", "peek"),
+            (16_000, "a", "peek"),
+            (16_500, "b", "peek"),
+        ]);
+        use_backend(&session, backend);
+        session.register(names_function).unwrap();
+        let alive: Vec<Value> = rows(
+            &session,
+            "SELECT * FROM Names(input => TABLE events PARTITION BY k)",
+        )
+        .await
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+        assert_eq!(
+            alive,
+            row!["x", "x,y", "z", "y", "", "z"],
+            "state {backend:?}"
+        );
+    }
 }
 
 /// Flips a flag per row: after an even number of rows the flag is back at its initial
