@@ -13,7 +13,7 @@ use datafusion::common::{DataFusionError, Result};
 use udf_core::StateSpec;
 use udf_core::ptf::StateStores;
 
-use super::layout::{Kind, StoreKey, split_stamp, stamped};
+use super::layout::{StoreKey, split_stamp, stamped};
 use super::store::{DiskStore, ProcessorStore};
 use crate::streaming::keys::KeyTable;
 use crate::streaming::timers::TimerService;
@@ -54,6 +54,8 @@ pub struct Residency {
     last_use: Vec<u64>,
     uses: u64,
     counts: ResidencyCounts,
+    /// While keys that cannot move out keep the count over budget: the count to look again at.
+    retry_above: usize,
 }
 
 impl Residency {
@@ -76,6 +78,7 @@ impl Residency {
             last_use: Vec::new(),
             uses: 0,
             counts: ResidencyCounts::default(),
+            retry_above: 0,
         })
     }
 
@@ -163,10 +166,7 @@ impl Residency {
     ) -> Result<bool> {
         let mut found = false;
         for (index, spec) in entries.iter().enumerate() {
-            let store_key = self
-                .key
-                .entry(Kind::Value, entry_number(index)?, key)
-                .prefix();
+            let store_key = self.key.entry(entry_number(index)?, key);
             let Some(value) = self.store.get(store_key)? else {
                 continue;
             };
@@ -203,7 +203,7 @@ impl Residency {
         now: i64,
     ) -> Result<()> {
         let max_resident = self.max_resident();
-        if keys.len() <= max_resident {
+        if keys.len() <= max_resident.max(self.retry_above) {
             return Ok(());
         }
         let target = max_resident - max_resident / 10;
@@ -216,6 +216,7 @@ impl Residency {
             .collect();
         let excess = (keys.len() - target).min(candidates.len());
         if excess == 0 {
+            self.retry_above = keys.len() + keys.len() / 10;
             return Ok(());
         }
         if excess < candidates.len() {
@@ -233,10 +234,7 @@ impl Residency {
                     // Stamped with the time it moves out: no part of it was written later, so
                     // the TTL filter, judging by this stamp, drops it only once all of it expired.
                     stamped(now, &self.saved, &mut self.value);
-                    let store_key = self
-                        .key
-                        .entry(Kind::Value, entry_number(index)?, &bytes)
-                        .prefix();
+                    let store_key = self.key.entry(entry_number(index)?, &bytes);
                     self.store.insert(store_key, &self.value)?;
                 }
             }
@@ -246,6 +244,13 @@ impl Residency {
             self.counts.evictions += 1;
         }
         self.store_ttl_time(now);
+        // Keys that cannot move out (pending timers) keep it over budget: look again only once
+        // a tenth more keys came, not after every call (each look scans every slot).
+        self.retry_above = if keys.len() > max_resident {
+            keys.len() + keys.len() / 10
+        } else {
+            0
+        };
         Ok(())
     }
 
@@ -259,26 +264,21 @@ impl Residency {
     /// Entry `index` of a key that is not resident, as its store saved it.
     pub fn saved(&self, index: usize, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut store_key = StoreKey::default();
-        store_key.entry(Kind::Value, entry_number(index)?, key);
         Ok(self
             .store
-            .get(store_key.prefix())?
+            .get(store_key.entry(entry_number(index)?, key))?
             .and_then(|value| split_stamp(&value).map(|(_, saved)| saved.to_vec())))
     }
 
     /// Removes entry `index` of a key that is not resident.
     pub fn remove(&mut self, index: usize, key: &[u8]) -> Result<()> {
-        let store_key = self
-            .key
-            .entry(Kind::Value, entry_number(index)?, key)
-            .prefix();
+        let store_key = self.key.entry(entry_number(index)?, key);
         self.store.remove(store_key)
     }
 
     /// Every key not resident with entry `index`: its bytes and the entry as saved.
     pub fn stored(&self, index: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut prefix = vec![Kind::Value as u8];
-        prefix.extend_from_slice(&entry_number(index)?.to_be_bytes());
+        let prefix = StoreKey::entries_prefix(entry_number(index)?);
         self.store
             .scan(&prefix)
             .map(|item| {

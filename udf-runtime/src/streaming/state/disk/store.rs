@@ -72,14 +72,6 @@ impl DiskStore {
             path: Arc::from(self.path()),
         })
     }
-
-    /// Bytes the store takes on disk, journals included.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn disk_bytes(&self) -> Result<u64> {
-        self.db
-            .disk_space()
-            .map_err(|e| store_error(self.path(), "measure its size", e))
-    }
 }
 
 fn open_database(path: &Path, ttl: &TtlTable, memory: StoreMemory) -> Result<Database> {
@@ -157,22 +149,6 @@ impl ProcessorStore {
         })
     }
 
-    /// Removes every entry under `prefix`; how many there were (a view cleared entry by
-    /// entry will use it).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn remove_prefix(&self, prefix: &[u8]) -> Result<usize> {
-        let keys: Vec<Slice> = self
-            .keyspace
-            .prefix(prefix)
-            .map(|guard| guard.key())
-            .collect::<Result<_, _>>()
-            .map_err(|e| store_error(&self.path, "read entries", e))?;
-        for key in &keys {
-            self.remove(key)?;
-        }
-        Ok(keys.len())
-    }
-
     /// Entries in the store (approximate: removed ones count until compaction drops them).
     pub fn approximate_entries(&self) -> usize {
         self.keyspace.approximate_len()
@@ -217,7 +193,7 @@ fn store_error(path: &Path, doing: &str, cause: fjall::Error) -> DataFusionError
 mod tests {
     use std::path::PathBuf;
 
-    use super::super::layout::{Kind, StoreKey, split_stamp, stamped};
+    use super::super::layout::{StoreKey, split_stamp, stamped};
     use super::*;
 
     const MEMORY: StoreMemory = StoreMemory {
@@ -238,38 +214,46 @@ mod tests {
     }
 
     #[test]
-    fn entries_are_read_one_by_one_and_a_keys_view_is_its_prefix() {
-        let root = root("views");
-        let store = store(&root, "views", vec![None]).unwrap();
+    fn entries_are_read_one_by_one_and_scanned_by_entry() {
+        let root = root("entries");
+        let store = store(&root, "entries", vec![None, None]).unwrap();
         let processor = store.processor(0).unwrap();
         let (mut key, mut value) = (StoreKey::default(), Vec::new());
-        for (partition, entries) in [(&b"a"[..], 3u8), (b"ab", 2)] {
-            for i in 0..entries {
-                stamped(7, &[i], &mut value);
-                let k = key
-                    .entry(Kind::MapEntry, 0, partition)
-                    .suffix(&[i])
-                    .to_vec();
-                processor.insert(&k, &value).unwrap();
+        for (entry, partitions) in [(0u16, &[&b"a"[..], b"ab", b"b"][..]), (1, &[&b"a"[..]][..])] {
+            for partition in partitions {
+                stamped(7, partition, &mut value);
+                processor
+                    .insert(key.entry(entry, partition), &value)
+                    .unwrap();
             }
         }
-        let one = key.entry(Kind::MapEntry, 0, b"a").suffix(&[1]).to_vec();
-        let read = processor.get(&one).unwrap().unwrap();
-        assert_eq!(split_stamp(&read), Some((7, &[1u8][..])));
-        let prefix = key.entry(Kind::MapEntry, 0, b"a").prefix().to_vec();
-        let of_a: Vec<_> = processor.scan(&prefix).collect::<Result<_>>().unwrap();
-        assert_eq!(of_a.len(), 3, "the entries of `a`, not those of `ab`");
-        assert_eq!(processor.remove_prefix(&prefix).unwrap(), 3);
-        assert!(processor.get(&one).unwrap().is_none());
-        let of_ab = key.entry(Kind::MapEntry, 0, b"ab").prefix().to_vec();
-        assert_eq!(processor.scan(&of_ab).count(), 2);
+        let read = processor.get(key.entry(0, b"ab")).unwrap().unwrap();
+        assert_eq!(split_stamp(&read), Some((7, &b"ab"[..])));
+        assert!(processor.get(key.entry(1, b"b")).unwrap().is_none());
+        let of_entry_0: Vec<_> = processor
+            .scan(&StoreKey::entries_prefix(0))
+            .collect::<Result<_>>()
+            .unwrap();
+        // Keys sort by their length first (it comes first): shorter keys, then longer.
+        let keys: Vec<&[u8]> = of_entry_0
+            .iter()
+            .map(|(k, _)| StoreKey::parse_partition_key(k).unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            [&b"a"[..], b"b", b"ab"],
+            "entry 0's keys, none of entry 1's"
+        );
+        processor.remove(key.entry(0, b"a")).unwrap();
+        assert!(processor.get(key.entry(0, b"a")).unwrap().is_none());
+        assert!(processor.get(key.entry(1, b"a")).unwrap().is_some());
         let metrics = processor.metrics();
         assert!(metrics.bytes_read.load(Ordering::Relaxed) > 0);
         assert!(metrics.bytes_written.load(Ordering::Relaxed) > 0);
         drop(processor);
         drop(store);
         assert!(
-            !root.join("views").exists(),
+            !root.join("entries").exists(),
             "the directory goes with its run"
         );
         let _ = std::fs::remove_dir_all(&root);
@@ -320,11 +304,11 @@ mod tests {
             // Entry 0 (with TTL) for every key, entry 1 (without) for one key in ten.
             stamped(0, &payload, &mut value);
             processor
-                .insert(key.entry(Kind::Value, 0, &i.to_be_bytes()).prefix(), &value)
+                .insert(key.entry(0, &i.to_be_bytes()), &value)
                 .unwrap();
             if i % 10 == 0 {
                 processor
-                    .insert(key.entry(Kind::Value, 1, &i.to_be_bytes()).prefix(), &value)
+                    .insert(key.entry(1, &i.to_be_bytes()), &value)
                     .unwrap();
             }
         }
@@ -332,26 +316,18 @@ mod tests {
         let before = processor.disk_bytes();
         store.ttl().advance(999);
         processor.compact_now().unwrap();
-        assert_eq!(
-            processor.scan(&[Kind::Value as u8]).count(),
-            22_000,
-            "not yet expired"
-        );
+        let count = |entry| processor.scan(&StoreKey::entries_prefix(entry)).count();
+        assert_eq!((count(0), count(1)), (20_000, 2_000), "not yet expired");
         store.ttl().advance(1_000);
         processor.compact_now().unwrap();
-        let left: Vec<_> = processor
-            .scan(&[Kind::Value as u8])
-            .collect::<Result<_>>()
-            .unwrap();
-        assert_eq!(left.len(), 2_000, "only the entries without TTL stay");
-        assert!(
-            left.iter()
-                .all(|(k, _)| StoreKey::parse_entry(k) == Some((Kind::Value, 1)))
+        assert_eq!(
+            (count(0), count(1)),
+            (0, 2_000),
+            "only the entries without TTL stay"
         );
         let after = processor.disk_bytes();
         assert!(after * 4 < before, "{before} bytes before, {after} after");
         assert_eq!(processor.approximate_entries(), 2_000);
-        assert!(store.disk_bytes().unwrap() >= after, "journals count too");
         drop(processor);
         drop(store);
         let _ = std::fs::remove_dir_all(&root);

@@ -38,7 +38,7 @@ impl TtlTable {
 
     /// Whether the item stored under `key` with `value` has expired by `now`.
     fn expired(&self, key: &[u8], value: &[u8], now: i64) -> bool {
-        let Some((_, entry)) = StoreKey::parse_entry(key) else {
+        let Some(entry) = StoreKey::parse_entry(key) else {
             return false;
         };
         let Some(Some(ttl)) = self.ttls.get(usize::from(entry)) else {
@@ -83,7 +83,7 @@ impl CompactionFilter for TtlFilter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::{Kind, stamped};
+    use super::super::layout::stamped;
     use super::*;
 
     #[test]
@@ -92,12 +92,11 @@ mod tests {
         let mut key = StoreKey::default();
         let mut value = Vec::new();
         stamped(1_000, b"v", &mut value);
-        let with_ttl = key.entry(Kind::Value, 0, b"k").prefix().to_vec();
-        let without = key.entry(Kind::Value, 1, b"k").prefix().to_vec();
+        let with_ttl = key.entry(0, b"k").to_vec();
+        let without = key.entry(1, b"k").to_vec();
         assert!(!table.expired(&with_ttl, &value, 1_099));
         assert!(table.expired(&with_ttl, &value, 1_100));
         assert!(!table.expired(&without, &value, i64::MAX));
-        assert!(!table.expired(&StoreKey::timer_at(0, 0), &value, i64::MAX));
         table.advance(5);
         table.advance(3);
         assert_eq!(table.now.load(Ordering::Relaxed), 5, "time never goes back");
