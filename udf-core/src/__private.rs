@@ -249,7 +249,7 @@ pub fn list_store<T: StateItem>(
     setup: &ProcessorSetup,
     index: usize,
 ) -> Result<ViewSlot<ListView<T>>, Error> {
-    Ok(setup.backend.lists(setup.state_spec(index)?))
+    setup.backend.lists(setup.state_spec(index)?, index)
 }
 
 /// Map state from `K` to `V`, entry `index` of the setup.
@@ -257,7 +257,7 @@ pub fn map_store<K: StateKey, V: StateItem>(
     setup: &ProcessorSetup,
     index: usize,
 ) -> Result<ViewSlot<MapView<K, V>>, Error> {
-    Ok(setup.backend.maps(setup.state_spec(index)?))
+    setup.backend.maps(setup.state_spec(index)?, index)
 }
 
 /// The processor of a function whose part of the loop is `B`.

@@ -186,15 +186,9 @@ fn names_function(
     {
         names.put(name.to_owned(), 1);
     }
-    let mut alive: Vec<&String> = names.keys().collect();
+    let mut alive: Vec<String> = names.keys().collect();
     alive.sort();
-    out.collect(
-        alive
-            .into_iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(","),
-    );
+    out.collect(alive.join(","));
 }
 
 #[tokio::test]

@@ -20,7 +20,8 @@ pub use context::{CallInfo, Context, OnTimerContext, TableSemantics, TimeContext
 pub use function::{ProcessTableFunction, Processor, ProcessorSetup};
 pub use run::{BodyProcessor, ProcessBody, fire, process};
 pub use state::{
-    EntryStore, KeyedView, ListView, MapView, NoState, StateBackend, StateItem, StateKey,
-    StateStores, StateValue, ValueSlot, ValueStates, ValueStore, ViewSlot, ViewStates, ViewStore,
+    EntryStore, ItemStore, KeyedView, ListElements, ListView, MapEntries, MapView, NoState,
+    SavedView, StateBackend, StateItem, StateKey, StateStores, StateValue, StoredItem, StoredViews,
+    ValueSlot, ValueStates, ValueStore, ViewSlot, ViewStates, ViewStore, save_items,
 };
 pub use timers::{FiredTimer, NoTimers, TimerRequest, TimerRequests, Timers};

@@ -416,7 +416,7 @@ fn call_method(
         let field = &state.ident;
         let keep = match state.kind {
             StateKind::Value => quote!(state.#field.finish(key, now)),
-            StateKind::List | StateKind::Map => quote!(state.#field.finish(key)),
+            StateKind::List | StateKind::Map => quote!(state.#field.finish(key)?),
         };
         // Only a call with a context can clear state.
         if method.context.is_none() {
@@ -424,7 +424,7 @@ fn call_method(
         }
         quote! {
             absent &= if ctx.is_cleared(#index) {
-                __udf::EntryStore::clear(&mut state.#field, key as u32);
+                __udf::EntryStore::clear(&mut state.#field, key as u32)?;
                 true
             } else {
                 #keep

@@ -146,7 +146,15 @@ impl<T: Clone + PartialEq + Send + 'static> EntryStore for ValueStore<T> {
         ValueStore::is_absent(self, slot as usize)
     }
 
-    fn clear(&mut self, slot: u32) {
+    fn clear(&mut self, slot: u32) -> Result<(), Error> {
+        ValueStore::clear(self, slot as usize);
+        Ok(())
+    }
+
+    /// Entries are kept by slot: there is nothing to bind.
+    fn bind(&mut self, _slot: u32, _key: &[u8]) {}
+
+    fn release(&mut self, slot: u32) {
         ValueStore::clear(self, slot as usize)
     }
 
@@ -280,7 +288,15 @@ impl<V: KeyedView + Send + 'static> EntryStore for ViewStore<V> {
         ViewStore::is_absent(self, slot as usize)
     }
 
-    fn clear(&mut self, slot: u32) {
+    fn clear(&mut self, slot: u32) -> Result<(), Error> {
+        ViewStore::clear(self, slot as usize);
+        Ok(())
+    }
+
+    /// Views are kept by slot: there is nothing to bind.
+    fn bind(&mut self, _slot: u32, _key: &[u8]) {}
+
+    fn release(&mut self, slot: u32) {
         ViewStore::clear(self, slot as usize)
     }
 
@@ -313,8 +329,8 @@ impl<V: KeyedView + Send + 'static> ViewStates<V> for ViewStore<V> {
         ViewStore::view(self, key, now)
     }
 
-    fn finish(&mut self, key: usize) -> bool {
-        ViewStore::finish(self, key)
+    fn finish(&mut self, key: usize) -> Result<bool, Error> {
+        Ok(ViewStore::finish(self, key))
     }
 }
 
@@ -406,11 +422,8 @@ mod tests {
         let view = maps.view(1, 120);
         assert_eq!(view.get("a"), None);
         assert_eq!(view.get("b"), Some(&2));
-        assert_eq!(
-            view.put("a".into(), 3),
-            None,
-            "an expired value is not returned"
-        );
+        view.put("a".into(), 3);
+        assert_eq!(view.get("a"), Some(&3), "written again at 120");
         assert_eq!(view.len(), 2);
     }
 }

@@ -11,12 +11,15 @@
 //! TTL (rule 24 of docs/semantics.md): an entry written at `t` is gone from `t + ttl` on (processing time); reading
 //! it does not extend its life. Lists and maps expire entry by entry (rule 23 of docs/semantics.md).
 
+mod items;
 mod memory;
+mod stored;
 mod stores;
 mod ttl;
 mod views;
 
 use std::hash::Hash;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -26,9 +29,11 @@ use crate::types::{DataType, TypeKind};
 use crate::value::Value;
 use crate::{Error, Row};
 
+pub use items::{ItemStore, StoredItem, save_items};
 pub use memory::{ValueStore, ViewStore};
+pub use stored::StoredViews;
 pub use stores::{EntryStore, NoState, StateStores};
-pub use views::{KeyedView, ListView, MapView, SavedView};
+pub use views::{KeyedView, ListElements, ListView, MapEntries, MapView, SavedView};
 
 /// A type a value state entry can hold: `Default + Clone + PartialEq + Serialize +
 /// DeserializeOwned`, or `Row` with a `type` hint.
@@ -97,9 +102,9 @@ pub trait ValueStates<T>: EntryStore {
 pub trait ViewStates<V>: EntryStore {
     /// The view of `key` for one call.
     fn view(&mut self, key: usize, now: i64) -> &mut V;
-    /// After the call: expired entries go (a disk backend writes the view back here).
-    /// Whether `key` has no entries afterwards.
-    fn finish(&mut self, key: usize) -> bool;
+    /// After the call: expired entries go. Whether `key` has no entries in memory
+    /// afterwards; a store's failure during the call.
+    fn finish(&mut self, key: usize) -> Result<bool, Error>;
 }
 
 /// The store of one value state entry as generated code holds it: the in-memory store
@@ -157,9 +162,9 @@ impl<V: KeyedView + Send + 'static> ViewSlot<V> {
     }
 
     #[inline]
-    pub fn finish(&mut self, key: usize) -> bool {
+    pub fn finish(&mut self, key: usize) -> Result<bool, Error> {
         match self {
-            ViewSlot::Memory(store) => store.finish(key),
+            ViewSlot::Memory(store) => Ok(store.finish(key)),
             ViewSlot::Backend(store) => store.finish(key),
         }
     }
@@ -189,8 +194,16 @@ macro_rules! entry_store_of_slot {
             }
 
             #[inline]
-            fn clear(&mut self, slot: u32) {
+            fn clear(&mut self, slot: u32) -> Result<(), Error> {
                 self.entries_mut().clear(slot)
+            }
+
+            fn bind(&mut self, slot: u32, key: &[u8]) {
+                self.entries_mut().bind(slot, key)
+            }
+
+            fn release(&mut self, slot: u32) {
+                self.entries_mut().release(slot)
             }
 
             fn len(&self) -> usize {
@@ -216,32 +229,66 @@ entry_store_of_slot!(ValueSlot<T: Clone PartialEq Send>, ViewSlot<V: KeyedView S
 
 /// Where a processor keeps its keyed state.
 #[non_exhaustive]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub enum StateBackend {
-    /// Typed values in memory, no serialization on access.
+    /// Typed values and views in memory, no serialization on access.
     #[default]
     InMemory,
+    /// Values typed in memory (the runtime moves those of keys beyond its budget out), list
+    /// and map entries item by item in the store.
+    Items(Arc<dyn ItemStore>),
+}
+
+impl std::fmt::Debug for StateBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateBackend::InMemory => f.write_str("InMemory"),
+            StateBackend::Items(_) => f.write_str("Items"),
+        }
+    }
 }
 
 impl StateBackend {
     /// The store of a value state entry.
-    pub fn values<T: StateValue>(self, spec: &StateSpec) -> ValueSlot<T> {
-        match self {
-            StateBackend::InMemory => ValueSlot::Memory(ValueStore::<T>::new(spec)),
-        }
+    pub fn values<T: StateValue>(&self, spec: &StateSpec) -> ValueSlot<T> {
+        ValueSlot::Memory(ValueStore::<T>::new(spec))
     }
 
-    /// The store of a `ListView` entry.
-    pub fn lists<T: StateItem>(self, spec: &StateSpec) -> ViewSlot<ListView<T>> {
-        match self {
-            StateBackend::InMemory => ViewSlot::Memory(ViewStore::<ListView<T>>::new(spec)),
-        }
+    /// The store of `ListView` entry `entry` (declaration order).
+    pub fn lists<T: StateItem>(
+        &self,
+        spec: &StateSpec,
+        entry: usize,
+    ) -> Result<ViewSlot<ListView<T>>, Error> {
+        self.views(spec, entry)
     }
 
-    /// The store of a `MapView` entry.
-    pub fn maps<K: StateKey, V: StateItem>(self, spec: &StateSpec) -> ViewSlot<MapView<K, V>> {
-        match self {
-            StateBackend::InMemory => ViewSlot::Memory(ViewStore::<MapView<K, V>>::new(spec)),
-        }
+    /// The store of `MapView` entry `entry` (declaration order).
+    pub fn maps<K: StateKey, V: StateItem>(
+        &self,
+        spec: &StateSpec,
+        entry: usize,
+    ) -> Result<ViewSlot<MapView<K, V>>, Error> {
+        self.views(spec, entry)
+    }
+
+    fn views<V: SavedView + Send + 'static>(
+        &self,
+        spec: &StateSpec,
+        entry: usize,
+    ) -> Result<ViewSlot<V>, Error> {
+        Ok(match self {
+            StateBackend::InMemory => ViewSlot::Memory(ViewStore::<V>::new(spec)),
+            StateBackend::Items(store) => {
+                let entry = u16::try_from(entry).map_err(|_| {
+                    Error::msg(format!(
+                        "state entry `{}`: a function with more than {} state entries cannot keep them in a store",
+                        spec.name,
+                        u16::MAX
+                    ))
+                })?;
+                ViewSlot::Backend(Box::new(StoredViews::<V>::new(spec, store.clone(), entry)))
+            }
+        })
     }
 }

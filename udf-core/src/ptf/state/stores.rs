@@ -12,10 +12,17 @@ use crate::Error;
 /// value, `[(written, element)]` for a list, `[(key, written, value)]` for a map); `restore`
 /// reads what `save` wrote into a slot of another store of the same type.
 pub trait EntryStore: Send {
-    /// Whether `slot` holds no entry.
+    /// Whether `slot` holds no entry in memory.
     fn is_absent(&self, slot: u32) -> bool;
-    fn clear(&mut self, slot: u32);
-    /// Slots holding an entry.
+    /// Removes `slot`'s entry, wherever it is kept.
+    fn clear(&mut self, slot: u32) -> Result<(), Error>;
+    /// `slot` now stands for the key whose bytes are `key` (a store that keeps entries by key
+    /// bytes needs it; one that keeps them by slot ignores it).
+    fn bind(&mut self, slot: u32, key: &[u8]);
+    /// `slot` is given back: what the store holds for it in memory goes; what it keeps
+    /// elsewhere by key bytes stays.
+    fn release(&mut self, slot: u32);
+    /// Slots holding an entry in memory.
     fn len(&self) -> usize;
 
     fn is_empty(&self) -> bool {
@@ -47,16 +54,35 @@ impl dyn StateStores {
         (0..).map_while(|index| self.entry(index))
     }
 
-    /// Whether `slot` holds no entry at all (so its key may give the slot back).
+    /// Whether `slot` holds no entry in memory (so its key may give the slot back).
     pub fn is_absent(&self, slot: u32) -> bool {
         self.entries().all(|entry| entry.is_absent(slot))
     }
 
     /// Clears every entry of `slot`.
-    pub fn clear(&mut self, slot: u32) {
+    pub fn clear(&mut self, slot: u32) -> Result<(), Error> {
         let mut index = 0;
         while let Some(entry) = self.entry_mut(index) {
-            entry.clear(slot);
+            entry.clear(slot)?;
+            index += 1;
+        }
+        Ok(())
+    }
+
+    /// Binds `slot` to `key` in every entry (see [`EntryStore::bind`]).
+    pub fn bind(&mut self, slot: u32, key: &[u8]) {
+        let mut index = 0;
+        while let Some(entry) = self.entry_mut(index) {
+            entry.bind(slot, key);
+            index += 1;
+        }
+    }
+
+    /// Gives `slot` back in every entry (see [`EntryStore::release`]).
+    pub fn release(&mut self, slot: u32) {
+        let mut index = 0;
+        while let Some(entry) = self.entry_mut(index) {
+            entry.release(slot);
             index += 1;
         }
     }

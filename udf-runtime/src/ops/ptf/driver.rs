@@ -31,6 +31,7 @@ use super::router::{Inbox, Routed};
 use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
+use crate::streaming::state::disk::items::ViewItems;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// Which input columns precede the function's in the output.
@@ -222,12 +223,20 @@ impl Driver {
             .iter()
             .map(|value| Ok(ArgColumn::scalar(value.to_array_of_size(1)?)))
             .collect::<Result<Vec<_>>>()?;
+        // With the disk backend, views read and write the processor's part of the store.
+        let disk = disk
+            .map(|share| Ok::<_, DataFusionError>((share.run.processor(share.processor)?, share)))
+            .transpose()?;
+        let backend = match &disk {
+            Some((store, _)) => StateBackend::Items(Arc::new(ViewItems::new(store.clone()))),
+            None => StateBackend::InMemory,
+        };
         let setup = ProcessorSetup {
             output: call.row_type.clone(),
             scalars,
             info,
             state: call.spec.state.clone(),
-            backend: StateBackend::InMemory,
+            backend,
         };
         let mut instance = Instance::open(call, context.session_config().options(), setup)?;
         let stores = instance
@@ -267,8 +276,8 @@ impl Driver {
             table_of_source.len(),
         )?;
         let mut metrics = metrics;
-        if let Some(disk) = disk {
-            state = state.with_disk(disk.run, disk.processor, disk.budget)?;
+        if let Some((store, share)) = disk {
+            state = state.with_disk(share.run, store, share.budget)?;
             metrics = metrics.with_disk();
         }
         let prefix = prefix_of(call);

@@ -81,10 +81,10 @@ impl KeyedState {
     pub fn with_disk(
         mut self,
         run: std::sync::Arc<disk::store::DiskStore>,
-        processor: usize,
+        store: disk::store::ProcessorStore,
         budget: u64,
     ) -> Result<Self> {
-        self.disk = Some(Residency::new(run, processor, budget, &mut self.keys)?);
+        self.disk = Some(Residency::new(run, store, budget, &mut self.keys)?);
         Ok(self)
     }
 
@@ -133,7 +133,7 @@ impl KeyedState {
 
     /// The slot of the key whose bytes are `bytes`, assigned (and its state read back from
     /// disk) if it has none.
-    fn resident_slot(&mut self, bytes: &[u8]) -> Result<u32> {
+    pub(super) fn resident_slot(&mut self, bytes: &[u8]) -> Result<u32> {
         let slot = self.keys.slot_of_bytes(bytes)?;
         self.arrive(&[slot])?;
         Ok(slot)
@@ -181,6 +181,7 @@ impl KeyedState {
     pub fn release(&mut self, released: &mut Vec<u32>) {
         for &slot in released.iter() {
             if self.stores.is_absent(slot) && !self.timers.has_timers(slot) {
+                self.stores.release(slot);
                 self.keys.release(slot);
                 if let Some(disk) = &mut self.disk {
                     disk.forget(slot);
@@ -268,11 +269,13 @@ impl KeyedState {
     /// `entry`'s saved bytes for `key`, if it has a live entry.
     fn saved(&self, index: usize, key: &[ScalarValue]) -> Result<Option<Vec<u8>>> {
         let bytes = self.key_bytes_of(key)?;
-        let Some(slot) = self.keys.find_bytes(&bytes) else {
-            return match &self.disk {
-                Some(disk) => disk.saved(index, &bytes),
-                None => Ok(None),
-            };
+        let spec = &self.entries[index];
+        let slot = match (self.keys.find_bytes(&bytes), &self.disk) {
+            // Views are in the store, resident or not.
+            (Some(slot), Some(_)) if spec.kind == StateKind::Value => slot,
+            (_, Some(disk)) => return disk.saved(index, spec, &bytes, self.now),
+            (Some(slot), None) => slot,
+            (None, None) => return Ok(None),
         };
         let mut bytes = Vec::new();
         let live = self
@@ -357,25 +360,26 @@ impl KeyedState {
         let bytes = self.key_bytes_of(key)?;
         let Some(slot) = self.keys.find_bytes(&bytes) else {
             if let Some(disk) = &mut self.disk {
-                match index {
-                    Some(index) => disk.remove(index, &bytes)?,
-                    None => {
-                        for index in 0..self.entries.len() {
-                            disk.remove(index, &bytes)?;
-                        }
+                for (entry, spec) in self.entries.iter().enumerate() {
+                    if index.is_none_or(|index| index == entry) {
+                        disk.remove(entry, spec, &bytes)?;
                     }
                 }
             }
             return Ok(());
         };
-        match index {
+        let cleared = match index {
             Some(index) => self
                 .stores
                 .entry_mut(index)
                 .expect("the stores have every declared entry")
-                .clear(slot),
-            None => self.stores.clear(slot),
-        }
+                .clear(slot)
+                .map_err(|e| self.entry_error(index, e)),
+            None => self.stores.clear(slot).map_err(|e| {
+                DataFusionError::Execution(format!("state of `{}`: {e}", self.function))
+            }),
+        };
+        cleared?;
         self.release(&mut vec![slot]);
         Ok(())
     }

@@ -81,7 +81,7 @@ impl KeyedState {
                 }
             }
             if let Some(disk) = &self.disk {
-                keys.extend(disk.stored(index)?);
+                keys.extend(disk.stored(index, spec, self.now)?);
             }
             entries.push(SavedEntry {
                 name: spec.name.clone(),
@@ -167,7 +167,7 @@ impl KeyedState {
                 );
             };
             for (key, bytes) in entry.keys {
-                let slot = self.keys.slot_of_bytes(&key)?;
+                let slot = self.resident_slot(&key)?;
                 let restored = self
                     .stores
                     .entry_mut(index)
@@ -177,7 +177,7 @@ impl KeyedState {
             }
         }
         for timer in saved.timers {
-            let slot = self.keys.slot_of_bytes(&timer.key)?;
+            let slot = self.resident_slot(&timer.key)?;
             self.timers
                 .register_timer(slot, timer.name.as_deref(), timer.time);
         }

@@ -1,14 +1,18 @@
 //! Store keys and values of the disk backend.
 //!
-//! A key's entry moves to the store whole, as a snapshot saves it: the store key is
-//! `1 · entry · len · key` — a tag byte (views and timers kept entry by entry will take
-//! others), the state entry's declaration index (big-endian `u16`), then the partition key's
-//! bytes, length first (big-endian `u32`), so no key's store key starts another's. The value
-//! is `stamp · saved entry`: the stamp is a processing time (little-endian `i64`, ms) no part
-//! of the entry was written after, which the TTL filter judges by.
+//! A value entry moves to the store whole, as a snapshot saves it: the store key is
+//! `1 · entry · len · key` — a tag byte, the state entry's declaration index (big-endian
+//! `u16`), then the partition key's bytes, length first (big-endian `u32`), so no key's store
+//! key starts another's. A list or map view is kept item by item: `2 · entry · len · key ·
+//! item`, the item being a map key's encoding or a list element's position (big-endian
+//! `u64`), so one key's items are one range of the store, a list's in order. Either value is
+//! `stamp · payload`: the stamp is a processing time (little-endian `i64`, ms) no part of the
+//! payload was written after, which the TTL filter judges by.
 
 /// The tag of a whole entry's key.
 const ENTRY: u8 = 1;
+/// The tag of a view item's key.
+const ITEM: u8 = 2;
 
 /// A store key under construction. One is kept per store and reused, so building a key
 /// allocates nothing once its buffer has grown.
@@ -29,23 +33,54 @@ impl StoreKey {
         &self.bytes
     }
 
+    /// `2 · entry · len · key`: the prefix of entry `entry`'s items for `key`.
+    pub fn items(&mut self, entry: u16, key: &[u8]) -> &[u8] {
+        self.entry(entry, key);
+        self.bytes[0] = ITEM;
+        &self.bytes
+    }
+
+    /// `2 · entry · len · key · item`: where item `item` of entry `entry` of `key` is kept.
+    pub fn item(&mut self, entry: u16, key: &[u8], item: &[u8]) -> &[u8] {
+        self.items(entry, key);
+        self.bytes.extend_from_slice(item);
+        &self.bytes
+    }
+
     /// The prefix of every key's entry `entry`.
     pub fn entries_prefix(entry: u16) -> [u8; 3] {
         let [high, low] = entry.to_be_bytes();
         [ENTRY, high, low]
     }
 
-    /// The entry index of a store key.
+    /// The prefix of every key's items of entry `entry`.
+    pub fn items_prefix(entry: u16) -> [u8; 3] {
+        let [high, low] = entry.to_be_bytes();
+        [ITEM, high, low]
+    }
+
+    /// The entry index of a store key (of an entry or an item).
     pub fn parse_entry(key: &[u8]) -> Option<u16> {
-        if *key.first()? != ENTRY {
+        if !matches!(*key.first()?, ENTRY | ITEM) {
             return None;
         }
         Some(u16::from_be_bytes(key.get(1..3)?.try_into().ok()?))
     }
 
-    /// The partition key's bytes in a store key.
+    /// The partition key's bytes and the item's of an item's store key.
+    pub fn parse_item(key: &[u8]) -> Option<(&[u8], &[u8])> {
+        if *key.first()? != ITEM {
+            return None;
+        }
+        let len = u32::from_be_bytes(key.get(3..7)?.try_into().ok()?) as usize;
+        Some((key.get(7..7 + len)?, key.get(7 + len..)?))
+    }
+
+    /// The partition key's bytes in a whole entry's store key.
     pub fn parse_partition_key(key: &[u8]) -> Option<&[u8]> {
-        Self::parse_entry(key)?;
+        if *key.first()? != ENTRY {
+            return None;
+        }
         let len = u32::from_be_bytes(key.get(3..7)?.try_into().ok()?) as usize;
         key.get(7..7 + len)
     }
@@ -81,6 +116,27 @@ mod tests {
         assert_eq!(StoreKey::parse_entry(&short), Some(2));
         assert_eq!(StoreKey::parse_partition_key(&longer), Some(&b"abc"[..]));
         assert_eq!(StoreKey::parse_entry(&[9, 0, 0]), None, "another tag");
+    }
+
+    #[test]
+    fn items_of_a_key_share_its_prefix_and_no_other_keys() {
+        let mut key = StoreKey::default();
+        let item = key.item(4, b"ab", b"x1").to_vec();
+        assert!(item.starts_with(key.items(4, b"ab")));
+        // The key "abx" with item "1" must not fall in "ab"'s range.
+        let other = key.item(4, b"abx", b"1").to_vec();
+        assert!(!other.starts_with(key.items(4, b"ab")));
+        assert!(item.starts_with(&StoreKey::items_prefix(4)));
+        assert!(!item.starts_with(&StoreKey::entries_prefix(4)));
+        assert_eq!(StoreKey::parse_entry(&item), Some(4));
+        assert_eq!(StoreKey::parse_item(&item), Some((&b"ab"[..], &b"x1"[..])));
+        assert_eq!(
+            StoreKey::parse_partition_key(&item),
+            None,
+            "an item, not an entry"
+        );
+        let entry = key.entry(4, b"ab").to_vec();
+        assert_eq!(StoreKey::parse_item(&entry), None);
     }
 
     #[test]

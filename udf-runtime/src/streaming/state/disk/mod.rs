@@ -9,9 +9,11 @@
 //!   slot numbers), so they mean the same in another run.
 //! - `ttl.rs`: the compaction filter that drops expired entries in the background.
 //! - `store.rs`: the store itself, with what it read and wrote.
-//! - `residency.rs`: which keys' state is in memory, and moving keys in and out.
+//! - `items.rs`: list and map views' items, read and written one by one.
+//! - `residency.rs`: which keys' value state is in memory, and moving keys in and out.
 
 pub mod dir;
+pub mod items;
 pub mod layout;
 pub mod residency;
 pub mod store;

@@ -1,17 +1,20 @@
-//! Which keys' state is in memory. With the disk backend the function's in-memory stores are
-//! a cache of resident keys: a key whose slot is handed out again (it arrives after it was
-//! moved out) gets its entries back from the store, and after each call the least recently
-//! used keys beyond the budget are moved out — their entries written to the store as
+//! Which keys' value state is in memory. With the disk backend the function's in-memory value
+//! stores are a cache of resident keys: a key whose slot is handed out again (it arrives after
+//! it was moved out) gets its entries back from the store, and after each call the least
+//! recently used keys beyond the budget are moved out — their entries written to the store as
 //! snapshots write them, their slots given back. Each key's state is in one place: loading
 //! removes the store's copy, moving out writes it.
+//!
+//! List and map views are not moved: their items live in the store all along (`items.rs`),
+//! found by key bytes; a slot handed out is bound to its key's bytes for them.
 //!
 //! Keys with pending timers stay in memory (the timer service is by slot).
 
 use std::sync::Arc;
 
 use datafusion::common::{DataFusionError, Result};
-use udf_core::StateSpec;
-use udf_core::ptf::StateStores;
+use udf_core::ptf::{StateStores, StoredItem, save_items};
+use udf_core::{StateKind, StateSpec};
 
 use super::layout::{StoreKey, split_stamp, stamped};
 use super::store::{DiskStore, ProcessorStore};
@@ -59,15 +62,16 @@ pub struct Residency {
 }
 
 impl Residency {
+    /// Keys of `keys` beyond `budget` go to `store` (a processor's part of `run`).
     pub fn new(
         run: Arc<DiskStore>,
-        processor: usize,
+        store: ProcessorStore,
         budget: u64,
         keys: &mut KeyTable,
     ) -> Result<Self> {
         keys.log_taken_slots();
         Ok(Residency {
-            store: run.processor(processor)?,
+            store,
             run,
             budget,
             bytes_per_key: BASE_BYTES_PER_KEY as f64,
@@ -105,6 +109,7 @@ impl Residency {
         for index in 0..self.new_slots.len() {
             let slot = self.new_slots[index];
             let bytes = key_bytes(keys, slot)?;
+            stores.bind(slot, &bytes);
             if self.load(slot, &bytes, stores, entries, function)? {
                 self.counts.loads += 1;
             }
@@ -123,7 +128,7 @@ impl Residency {
         }
         self.counts.hits += distinct.saturating_sub(fresh);
         if self.uses % SAMPLE_EVERY == 1 {
-            self.sample(stores, used)?;
+            self.sample(stores, entries, used)?;
         }
         Ok(())
     }
@@ -135,11 +140,16 @@ impl Residency {
 
     /// Measures a few of the keys just used (their entries as saved, twice that for their
     /// typed form in memory, plus the bookkeeping of a key) to follow what a key takes.
-    fn sample(&mut self, stores: &dyn StateStores, used: &[u32]) -> Result<()> {
+    fn sample(
+        &mut self,
+        stores: &dyn StateStores,
+        entries: &[StateSpec],
+        used: &[u32],
+    ) -> Result<()> {
         let step = (used.len() / SAMPLED_KEYS).max(1);
         let (mut bytes, mut keys) = (0usize, 0usize);
         for &slot in used.iter().step_by(step).take(SAMPLED_KEYS) {
-            for entry in stores.entries() {
+            for (entry, _) in stores.entries().zip(entries).filter(|(_, s)| is_value(s)) {
                 self.saved.clear();
                 // A failure shows when the key is moved out, with the entry's name.
                 if entry.save(slot, i64::MIN, &mut self.saved).unwrap_or(false) {
@@ -165,7 +175,7 @@ impl Residency {
         function: &str,
     ) -> Result<bool> {
         let mut found = false;
-        for (index, spec) in entries.iter().enumerate() {
+        for (index, spec) in entries.iter().enumerate().filter(|(_, s)| is_value(s)) {
             let store_key = self.key.entry(entry_number(index)?, key);
             let Some(value) = self.store.get(store_key)? else {
                 continue;
@@ -224,7 +234,7 @@ impl Residency {
         }
         for &(_, slot) in &candidates[..excess] {
             let bytes = key_bytes(keys, slot)?;
-            for (index, spec) in entries.iter().enumerate() {
+            for (index, spec) in entries.iter().enumerate().filter(|(_, s)| is_value(s)) {
                 let entry = stores.entry(index).expect("a store per declared entry");
                 self.saved.clear();
                 let live = entry
@@ -238,7 +248,7 @@ impl Residency {
                     self.store.insert(store_key, &self.value)?;
                 }
             }
-            stores.clear(slot);
+            stores.release(slot);
             keys.release(slot);
             self.last_use[slot as usize] = 0;
             self.counts.evictions += 1;
@@ -261,42 +271,134 @@ impl Residency {
         }
     }
 
-    /// Entry `index` of a key that is not resident, as its store saved it.
-    pub fn saved(&self, index: usize, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Entry `index` (`spec`) of `key` as its store saves it: a value entry of a key that is
+    /// not resident, or a view's items, live at `now`.
+    pub fn saved(
+        &self,
+        index: usize,
+        spec: &StateSpec,
+        key: &[u8],
+        now: i64,
+    ) -> Result<Option<Vec<u8>>> {
+        let entry = entry_number(index)?;
         let mut store_key = StoreKey::default();
-        Ok(self
+        if is_value(spec) {
+            return Ok(self
+                .store
+                .get(store_key.entry(entry, key))?
+                .and_then(|value| split_stamp(&value).map(|(_, saved)| saved.to_vec())));
+        }
+        let prefix = store_key.items(entry, key);
+        let items = self
             .store
-            .get(store_key.entry(entry_number(index)?, key))?
-            .and_then(|value| split_stamp(&value).map(|(_, saved)| saved.to_vec())))
+            .scan(prefix)
+            .map(|found| Ok(stored_item(&found?)?.1))
+            .filter(|item| item.as_ref().map_or(true, |item| live(spec, item, now)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut saved = Vec::new();
+        Ok(save_items(&items, spec.kind == StateKind::Map, &mut saved).then_some(saved))
     }
 
-    /// Removes entry `index` of a key that is not resident.
-    pub fn remove(&mut self, index: usize, key: &[u8]) -> Result<()> {
-        let store_key = self.key.entry(entry_number(index)?, key);
-        self.store.remove(store_key)
-    }
-
-    /// Every key not resident with entry `index`: its bytes and the entry as saved.
-    pub fn stored(&self, index: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let prefix = StoreKey::entries_prefix(entry_number(index)?);
-        self.store
+    /// Removes entry `index` (`spec`) of `key`: a value entry of a key that is not resident,
+    /// or a view's items.
+    pub fn remove(&mut self, index: usize, spec: &StateSpec, key: &[u8]) -> Result<()> {
+        let entry = entry_number(index)?;
+        if is_value(spec) {
+            let store_key = self.key.entry(entry, key);
+            return self.store.remove(store_key);
+        }
+        let prefix = self.key.items(entry, key).to_vec();
+        let doomed = self
+            .store
             .scan(&prefix)
-            .map(|item| {
-                let (store_key, value) = item?;
-                let key = StoreKey::parse_partition_key(&store_key).ok_or_else(|| {
-                    DataFusionError::Internal("a malformed key in the state store".to_owned())
-                })?;
-                let (_, saved) = split_stamp(&value).ok_or_else(|| {
-                    DataFusionError::Internal("a cut-short value in the state store".to_owned())
-                })?;
-                Ok((key.to_vec(), saved.to_vec()))
-            })
-            .collect()
+            .map(|found| found.map(|(store_key, _)| store_key))
+            .collect::<Result<Vec<_>>>()?;
+        doomed
+            .iter()
+            .try_for_each(|store_key| self.store.remove(store_key))
+    }
+
+    /// Every key with entry `index` (`spec`) in the store — the value entries of keys not
+    /// resident, the views of all keys — with its bytes and the entry as saved at `now`.
+    pub fn stored(
+        &self,
+        index: usize,
+        spec: &StateSpec,
+        now: i64,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let entry = entry_number(index)?;
+        if is_value(spec) {
+            return self
+                .store
+                .scan(&StoreKey::entries_prefix(entry))
+                .map(|item| {
+                    let (store_key, value) = item?;
+                    let key = StoreKey::parse_partition_key(&store_key).ok_or_else(malformed)?;
+                    let (_, saved) = split_stamp(&value).ok_or_else(malformed)?;
+                    Ok((key.to_vec(), saved.to_vec()))
+                })
+                .collect();
+        }
+        // One key's items are one run of the scan.
+        let map = spec.kind == StateKind::Map;
+        let mut keys: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut current: Option<(Vec<u8>, Vec<StoredItem>)> = None;
+        let mut flush = |current: Option<(Vec<u8>, Vec<StoredItem>)>| {
+            if let Some((key, items)) = current {
+                let mut saved = Vec::new();
+                if save_items(&items, map, &mut saved) {
+                    keys.push((key, saved));
+                }
+            }
+        };
+        for found in self.store.scan(&StoreKey::items_prefix(entry)) {
+            let (key, item) = stored_item(&found?)?;
+            if current.as_ref().is_none_or(|(k, _)| *k != key) {
+                flush(current.take());
+                current = Some((key, Vec::new()));
+            }
+            if live(spec, &item, now) {
+                current.as_mut().expect("set above").1.push(item);
+            }
+        }
+        flush(current);
+        Ok(keys)
     }
 
     fn store_ttl_time(&self, now: i64) {
         self.run.ttl().advance(now);
     }
+}
+
+/// Whether an entry is value state (moved with its key), not a view (kept item by item).
+fn is_value(spec: &StateSpec) -> bool {
+    spec.kind == StateKind::Value
+}
+
+/// Whether `item` of entry `spec` is live at `now`.
+fn live(spec: &StateSpec, item: &StoredItem, now: i64) -> bool {
+    let ttl = spec
+        .ttl
+        .map(|ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
+    !matches!(ttl, Some(ttl) if item.written.saturating_add(ttl) <= now)
+}
+
+/// A view item's partition key and the item itself.
+fn stored_item((store_key, value): &(fjall::Slice, fjall::Slice)) -> Result<(Vec<u8>, StoredItem)> {
+    let (key, item) = StoreKey::parse_item(store_key).ok_or_else(malformed)?;
+    let (written, payload) = split_stamp(value).ok_or_else(malformed)?;
+    Ok((
+        key.to_vec(),
+        StoredItem {
+            item: item.to_vec(),
+            written,
+            value: payload.to_vec(),
+        },
+    ))
+}
+
+fn malformed() -> DataFusionError {
+    DataFusionError::Internal("a malformed entry in the state store".to_owned())
 }
 
 fn key_bytes(keys: &KeyTable, slot: u32) -> Result<Vec<u8>> {

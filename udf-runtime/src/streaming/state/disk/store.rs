@@ -139,7 +139,10 @@ impl ProcessorStore {
 
     /// The entries under `prefix` in key order, read as the iteration goes (nothing is
     /// collected first).
-    pub fn scan(&self, prefix: &[u8]) -> impl Iterator<Item = Result<(Slice, Slice)>> + '_ {
+    pub fn scan<'s>(
+        &'s self,
+        prefix: &[u8],
+    ) -> impl Iterator<Item = Result<(Slice, Slice)>> + use<'s> {
         self.keyspace.prefix(prefix).map(move |guard| {
             let (key, value) = guard
                 .into_inner()
@@ -147,6 +150,19 @@ impl ProcessorStore {
             self.count_read(key.len() + value.len());
             Ok((key, value))
         })
+    }
+
+    /// The greatest key under `prefix`, if there is one (one seek from the end).
+    pub fn last_key(&self, prefix: &[u8]) -> Result<Option<Slice>> {
+        self.keyspace
+            .prefix(prefix)
+            .next_back()
+            .map(|guard| {
+                guard
+                    .key()
+                    .map_err(|e| store_error(&self.path, "read entries", e))
+            })
+            .transpose()
     }
 
     /// Entries in the store (approximate: removed ones count until compaction drops them).
