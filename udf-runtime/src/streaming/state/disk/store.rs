@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use datafusion::common::{DataFusionError, Result};
+use fjall::config::PartitioningPolicy;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, Slice};
 use lsm_tree::compaction::filter::Factory;
 
@@ -63,7 +64,13 @@ impl DiskStore {
         let keyspace = self
             .db
             .keyspace(&format!("p{processor}"), || {
-                KeyspaceCreateOptions::default().max_memtable_size(self.memory.memtable)
+                // Index and filter blocks in parts at every level: a point read then loads
+                // (and checksums) the few kilobytes it needs, not a table's whole filter —
+                // that made reads slow down a hundredfold once tables passed the cache.
+                KeyspaceCreateOptions::default()
+                    .max_memtable_size(self.memory.memtable)
+                    .index_block_partitioning_policy(PartitioningPolicy::all(true))
+                    .filter_block_partitioning_policy(PartitioningPolicy::all(true))
             })
             .map_err(|e| store_error(self.path(), "open a processor's keyspace", e))?;
         Ok(ProcessorStore {
