@@ -1,9 +1,7 @@
-//! The disk backend (`SET 'state.backend.type' = 'fjall'`): keys beyond the memory budget are
-//! moved out to a store on local disk and read back when their rows come again, with the
-//! results of the in-memory backend; the run's directory is locked while it runs and
-//! removed after it unless kept.
+//! Keys beyond the memory budget are moved out to the store and read back when their rows
+//! come again, with the results of the in-memory backend; the run's directory is locked
+//! while it runs and removed after it unless kept.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +15,7 @@ use udf_runtime::Session;
 use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::prelude::SessionConfig;
 
+use super::{scratch, use_disk};
 use crate::support::{batches_to_rows, error, metric, rows};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -101,23 +100,6 @@ fn expected() -> Vec<Vec<Value>> {
 fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
     rows.sort_by_key(|row| format!("{row:?}"));
     rows
-}
-
-/// A root directory of the test's own, empty.
-fn scratch(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("udf-disk-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    root
-}
-
-fn use_disk(session: &Session, root: &Path, budget: &str) {
-    session.set_option("state.backend.type", "fjall").unwrap();
-    session
-        .set_option("state.backend.fjall.localdir", root.to_str().unwrap())
-        .unwrap();
-    session
-        .set_option("state.backend.fjall.memory-budget", budget)
-        .unwrap();
 }
 
 const QUERY: &str =
@@ -277,8 +259,10 @@ async fn ttl_holds_for_state_that_was_on_disk() {
         })
         .collect();
     let root = scratch("ttl");
-    let session = super::state::clocked_session(&with_filler);
-    session.register(super::state::tally_function).unwrap();
+    let session = super::super::state::clocked_session(&with_filler);
+    session
+        .register(super::super::state::tally_function)
+        .unwrap();
     use_disk(&session, &root, "1 kb");
     let sql = "SELECT * FROM Tally(input => TABLE events PARTITION BY k)";
     let counts: Vec<Value> = rows(&session, sql)
