@@ -85,6 +85,16 @@ impl<'a> WatermarkTrace<'a> {
         }
     }
 
+    /// The highest watermark timers may fire at in the call.
+    pub fn highest(&self) -> Option<i64> {
+        let rows = match self.per_row {
+            Some(watermarks) => watermarks.iter().flatten().max().copied(),
+            None => self.constant,
+        };
+        let firings = self.firings.iter().map(|f| f.watermark).max();
+        rows.max(firings)
+    }
+
     /// The next watermark timers fire at before `row`: the advances placed before it first,
     /// then the row's own watermark (`own`, taken).
     #[inline]

@@ -15,6 +15,10 @@
 //! heap, and firing takes the smaller front. A timer deleted or replaced stays queued until
 //! it comes up (a queued entry counts only while its key still lists it); such entries are
 //! dropped from the queue when they outnumber the live ones by far.
+//!
+//! A watermark's batch is taken from the queue as it fires, so with the disk backend a key's
+//! timers can leave with the key (`take_key`) and come back with their ids (`restore_key`)
+//! while a batch is open; a bound holds the batch at the last timer brought back from disk.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -182,11 +186,34 @@ pub struct TimerService {
     /// The name id used last.
     last_name: u32,
     next_id: u64,
-    /// The batch being fired, and how many of it were handed out.
-    firing: Vec<Queued>,
-    handed_out: usize,
+    /// The batch being fired (the latest one made due).
+    batch: Batch,
+    /// Timers at or before the batch's watermark registered after it was made due: they wait
+    /// for the next advance.
+    deferred: Vec<Queued>,
     /// The watermark timers last fired at.
     fired_at: Option<i64>,
+}
+
+/// The timers a watermark made due: those at or before it registered before that moment.
+/// They are taken from the queue as they fire, so a key's timers may leave in the meantime
+/// (moved to disk with its key) and come back.
+#[derive(Debug, Default, Clone, Copy)]
+struct Batch {
+    watermark: i64,
+    /// Ids from here on were registered after the batch was made due.
+    limit: u64,
+    /// While some of the batch is elsewhere (on disk): hand out only up to this (time, id).
+    bound: Option<(i64, u64)>,
+}
+
+/// One of a key's timers as it leaves the service (for the disk) and comes back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyTimer {
+    pub time: i64,
+    /// The registration order across all keys.
+    pub id: u64,
+    pub name: Option<Arc<str>>,
 }
 
 impl TimerService {
@@ -207,8 +234,54 @@ impl TimerService {
         self.register(key, name, time);
     }
 
-    /// Every registered timer as `(key, time, name)`, in firing order.
-    pub fn registered(&self) -> Vec<(u32, i64, Option<Arc<str>>)> {
+    /// Takes every timer of `key` out (its key moves to disk); its queued entries go when
+    /// they come up.
+    pub fn take_key(&mut self, key: u32) -> Vec<KeyTimer> {
+        let Some(timers) = self.by_key.get_mut(key as usize) else {
+            return Vec::new();
+        };
+        let taken: Vec<KeyTimer> = std::mem::take(timers)
+            .as_slice()
+            .iter()
+            .map(|e| KeyTimer {
+                time: e.time,
+                id: e.id,
+                name: (e.name != UNNAMED).then(|| self.interned[e.name as usize].clone()),
+            })
+            .collect();
+        self.live -= taken.len();
+        taken
+    }
+
+    /// Gives `key` back timers [`take_key`](Self::take_key) took, with their ids (so they keep
+    /// their place in the firing order).
+    pub fn restore_key(&mut self, key: u32, timers: Vec<KeyTimer>) {
+        for timer in timers {
+            let name = timer.name.as_deref().map_or(UNNAMED, |n| self.name_id(n));
+            self.timers_of(key).push(Entry {
+                id: timer.id,
+                time: timer.time,
+                name,
+            });
+            self.live += 1;
+            self.next_id = self.next_id.max(timer.id + 1);
+            self.queue.push((timer.time, timer.id, key));
+        }
+        self.compact_if_stale();
+    }
+
+    /// The ids below which timers belong to the batch being fired (none before the first).
+    pub fn batch_limit(&self) -> u64 {
+        self.batch.limit
+    }
+
+    /// While timers of the batch are elsewhere: hand out only those up to `(time, id)`.
+    pub fn set_batch_bound(&mut self, bound: Option<(i64, u64)>) {
+        self.batch.bound = bound;
+    }
+
+    /// Every registered timer as `(key, time, id, name)`, in firing order.
+    pub fn registered(&self) -> Vec<(u32, i64, u64, Option<Arc<str>>)> {
         let mut timers: Vec<(i64, u64, u32, u32)> = self
             .by_key
             .iter()
@@ -223,9 +296,9 @@ impl TimerService {
         timers.sort_unstable();
         timers
             .into_iter()
-            .map(|(time, _, key, name)| {
+            .map(|(time, id, key, name)| {
                 let name = (name != UNNAMED).then(|| self.interned[name as usize].clone());
-                (key, time, name)
+                (key, time, id, name)
             })
             .collect()
     }
@@ -358,42 +431,65 @@ impl Timers for TimerService {
             return false;
         }
         self.fired_at = Some(watermark);
-        // What an unfinished batch left goes back (its timers stay registered).
-        for &entry in &self.firing[self.handed_out..] {
+        for entry in self.deferred.drain(..) {
             self.queue.push(entry);
         }
-        self.firing.clear();
-        self.handed_out = 0;
         // The batch is fixed now: timers registered from here on wait for the next advance
         // (rule 28 of docs/semantics.md).
-        while self.queue.first().is_some_and(|first| first.0 <= watermark) {
-            let entry = self.queue.pop().expect("a first entry");
-            if self.is_registered(entry) {
-                self.firing.push(entry);
-            }
-        }
-        !self.firing.is_empty()
+        self.batch = Batch {
+            watermark,
+            limit: self.next_id,
+            bound: None,
+        };
+        self.pending()
     }
 
     fn next_due(&mut self) -> Option<FiredTimer> {
-        while let Some(&(time, id, key)) = self.firing.get(self.handed_out) {
-            self.handed_out += 1;
-            let Some(timers) = self.by_key.get_mut(key as usize) else {
-                continue;
-            };
-            // An earlier timer of the batch may have deleted or replaced it.
-            let Some(index) = timers.as_slice().iter().position(|e| e.id == id) else {
-                continue;
-            };
-            let entry = timers.swap_remove(index);
-            self.live -= 1;
-            return Some(FiredTimer {
-                key,
-                time,
-                name: (entry.name != UNNAMED).then(|| self.interned[entry.name as usize].clone()),
-            });
+        if !self.pending() {
+            return None;
         }
-        None
+        let (time, id, key) = self.queue.pop().expect("a pending entry");
+        let timers = &mut self.by_key[key as usize];
+        let index = timers
+            .as_slice()
+            .iter()
+            .position(|e| e.id == id)
+            .expect("a pending entry is registered");
+        let entry = timers.swap_remove(index);
+        self.live -= 1;
+        Some(FiredTimer {
+            key,
+            time,
+            name: (entry.name != UNNAMED).then(|| self.interned[entry.name as usize].clone()),
+        })
+    }
+}
+
+impl TimerService {
+    /// Whether the queue's first entry is a registered timer of the batch (within its
+    /// bound); deleted and replaced entries in front are dropped, later registrations set
+    /// aside for the next advance.
+    fn pending(&mut self) -> bool {
+        let batch = self.batch;
+        while let Some(first @ (time, id, _)) = self.queue.first() {
+            if time > batch.watermark || batch.bound.is_some_and(|bound| (time, id) > bound) {
+                return false;
+            }
+            if !self.is_registered(first) {
+                self.queue.pop();
+            } else if id >= batch.limit {
+                self.queue.pop();
+                self.deferred.push(first);
+            } else {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether timers of the batch made due last are still to fire here.
+    pub fn batch_pending(&mut self) -> bool {
+        self.fired_at.is_some() && self.pending()
     }
 }
 
@@ -526,6 +622,52 @@ mod tests {
         service.apply(3, &mut requests);
         assert!(!service.has_timers(3) && service.len() == 0);
         assert!(due(&mut service, 1000).is_empty());
+    }
+
+    #[test]
+    fn a_keys_timers_leave_and_come_back_in_their_place_in_the_order() {
+        let mut service = TimerService::default();
+        register(&mut service, 1, Some("a"), 10);
+        register(&mut service, 2, None, 10);
+        register(&mut service, 1, None, 20);
+        register(&mut service, 3, None, 15);
+        let taken = service.take_key(1);
+        assert_eq!(taken.len(), 2);
+        assert_eq!(taken[0].name.as_deref(), Some("a"));
+        assert_eq!(service.len(), 2);
+        assert!(!service.has_timers(1));
+        // Gone, they do not fire.
+        assert_eq!(due(&mut service, 12), [(2, 10)]);
+        // Back in another slot, with their ids: 20 after 15, and the earlier one first.
+        register(&mut service, 4, None, 5);
+        service.restore_key(7, taken);
+        assert_eq!(service.len(), 4);
+        assert_eq!(due(&mut service, 100), [(4, 5), (7, 10), (3, 15), (7, 20)]);
+    }
+
+    #[test]
+    fn a_bound_holds_the_batch_back_until_it_is_lifted() {
+        let mut service = TimerService::default();
+        for (key, time) in [(0, 10), (1, 20), (2, 30)] {
+            register(&mut service, key, None, time);
+        }
+        assert!(service.due(100));
+        let limit = service.batch_limit();
+        service.set_batch_bound(Some((20, limit)));
+        let first: Vec<i64> = std::iter::from_fn(|| service.next_due())
+            .map(|t| t.time)
+            .collect();
+        assert_eq!(first, [10, 20]);
+        assert!(!service.batch_pending());
+        // A timer registered now, at a time the batch covers, waits for the next advance.
+        register(&mut service, 5, None, 25);
+        service.set_batch_bound(None);
+        assert!(service.batch_pending());
+        let rest: Vec<(u32, i64)> = std::iter::from_fn(|| service.next_due())
+            .map(|t| (t.key, t.time))
+            .collect();
+        assert_eq!(rest, [(2, 30)]);
+        assert_eq!(due(&mut service, 101), [(5, 25)]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod keys;
 mod map_view;
+mod timers;
 
 use std::path::{Path, PathBuf};
 

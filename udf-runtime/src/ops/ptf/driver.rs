@@ -34,6 +34,10 @@ use crate::streaming::state::KeyedState;
 use crate::streaming::state::disk::items::ViewItems;
 use crate::streaming::watermarks::SourceWatermarks;
 
+/// How many due timers on disk one `on_timer` call brings back (their keys come back to
+/// memory for it, beyond the budget until the call's keys move out again).
+const TIMERS_BROUGHT_BACK: usize = 4096;
+
 /// Which input columns precede the function's in the output.
 #[derive(Clone, Copy)]
 enum Prefix {
@@ -625,11 +629,35 @@ impl Driver {
         }
     }
 
-    /// Fires the timers due at `watermark`, if it is past the one they last fired at.
+    /// Fires the timers due at `watermark`, if it is past the one they last fired at. With
+    /// the disk backend, the keys of due timers on disk come back a chunk at a time, each
+    /// chunk fired (in order with those in memory) and moved out again before the next, so
+    /// that firing millions of timers stays within the budget.
     fn fire_at(&mut self, watermark: i64, now: i64) -> Result<()> {
-        if !self.call.spec.on_timer || !self.state.timers_mut().due(watermark) {
+        let timers = self.state.timers_mut();
+        if !self.call.spec.on_timer || timers.fired_at().is_some_and(|fired| fired >= watermark) {
             return Ok(());
         }
+        timers.due(watermark);
+        let limit = timers.batch_limit();
+        // Each turn fires at least one timer of the batch, which is finite (timers registered
+        // meanwhile wait for the next advance), or ends.
+        loop {
+            let bound = self
+                .state
+                .bring_back_due_timers(watermark, limit, TIMERS_BROUGHT_BACK)?;
+            let timers = self.state.timers_mut();
+            timers.set_batch_bound(bound);
+            if !timers.batch_pending() {
+                break;
+            }
+            self.fire_call(watermark, now)?;
+        }
+        Ok(())
+    }
+
+    /// One `on_timer` call for the timers of the batch due at `watermark` (within its bound).
+    fn fire_call(&mut self, watermark: i64, now: i64) -> Result<()> {
         let mut fired = std::mem::take(&mut self.fired);
         fired.clear();
         let mut released = std::mem::take(&mut self.released);
@@ -844,6 +872,19 @@ impl Driver {
         let mut slots = std::mem::take(&mut self.slots);
         if self.call.keyed() {
             self.state.slots(&keys, rows, &mut slots)?;
+        }
+        if self.call.spec.on_timer
+            && let Some(highest) = trace.highest()
+            && self
+                .state
+                .timers_mut()
+                .fired_at()
+                .is_none_or(|fired| highest > fired)
+        {
+            // Timers the call may fire that wait on disk come back with their keys first (all
+            // of them: a call fires what it found due; see `fire_at` for the chunked way).
+            self.state
+                .bring_back_due_timers(highest, u64::MAX, usize::MAX)?;
         }
         let argument = match self.call.tables.get(table) {
             Some(_) => Some(ArgColumn::array(Arc::new(StructArray::try_new(

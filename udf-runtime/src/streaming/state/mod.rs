@@ -102,6 +102,7 @@ impl KeyedState {
             Some(disk) => disk.arrive(
                 &mut self.keys,
                 self.stores.as_mut(),
+                &mut self.timers,
                 &self.entries,
                 &self.function,
                 used,
@@ -117,13 +118,33 @@ impl KeyedState {
             Some(disk) => disk.evict(
                 &mut self.keys,
                 self.stores.as_mut(),
-                &self.timers,
+                &mut self.timers,
                 &self.entries,
                 &self.function,
                 self.now,
             ),
             None => Ok(()),
         }
+    }
+
+    /// With the disk backend: reads back the keys of the timers on disk at or before
+    /// `watermark` with ids below `limit` — at most `max` of them — so that they fire with
+    /// those in memory. Gives the (time, id) up to which timers may fire when only part of
+    /// them came back.
+    pub fn bring_back_due_timers(
+        &mut self,
+        watermark: i64,
+        limit: u64,
+        max: usize,
+    ) -> Result<Option<(i64, u64)>> {
+        let Some(disk) = &mut self.disk else {
+            return Ok(None);
+        };
+        let due = disk.due_timers(watermark, limit, max)?;
+        for key in &due.keys {
+            self.resident_slot(key)?;
+        }
+        Ok(due.bound)
     }
 
     /// What the disk backend moved, and its store, if the unit has one.
@@ -206,8 +227,9 @@ impl KeyedState {
         self.keys.len()
     }
 
+    /// Timers registered, in memory and on disk.
     pub fn timers_held(&self) -> usize {
-        self.timers.len()
+        self.timers.len() + self.disk.as_ref().map_or(0, Residency::timers_held)
     }
 
     pub fn rows_waiting(&self) -> usize {

@@ -88,18 +88,31 @@ impl KeyedState {
                 keys,
             });
         }
-        let timers = self
+        // In memory and on disk, merged into firing order (by time, then registration).
+        let mut timers = self
             .timers
             .registered()
             .into_iter()
-            .map(|(slot, time, name)| {
-                Ok(SavedTimer {
-                    key: key_of(slot)?,
-                    time,
-                    name: name.map(|n| n.to_string()),
-                })
-            })
+            .map(|(slot, time, id, name)| Ok((time, id, key_of(slot)?, name)))
             .collect::<Result<Vec<_>>>()?;
+        if let Some(disk) = &self.disk {
+            for (key, key_timers) in disk.stored_timers()? {
+                timers.extend(
+                    key_timers
+                        .into_iter()
+                        .map(|t| (t.time, t.id, key.clone(), t.name)),
+                );
+            }
+            timers.sort_unstable_by_key(|&(time, id, ..)| (time, id));
+        }
+        let timers = timers
+            .into_iter()
+            .map(|(time, _, key, name)| SavedTimer {
+                key,
+                time,
+                name: name.map(|n| n.to_string()),
+            })
+            .collect();
         let mut waiting = Vec::with_capacity(self.sorters.len());
         for sorter in &self.sorters {
             waiting.push(match sorter.as_ref().map(|s| s.waiting()).transpose()? {
@@ -156,7 +169,7 @@ impl KeyedState {
                 self.watermarks.sources()
             );
         }
-        if self.keys.len() > 0 || self.timers.len() > 0 || self.rows_waiting() > 0 {
+        if self.keys.len() > 0 || self.timers_held() > 0 || self.rows_waiting() > 0 {
             return exec_err!("state is restored into a fresh processor of `{function}` only");
         }
         for entry in saved.entries {

@@ -8,11 +8,19 @@
 //! `u64`), so one key's items are one range of the store, a list's in order. Either value is
 //! `stamp · payload`: the stamp is a processing time (little-endian `i64`, ms) no part of the
 //! payload was written after, which the TTL filter judges by.
+//!
+//! The timers of a key on disk are one record, `3 · len · key`, and each of them is also an
+//! empty `4 · time · id · len · key` (time with its sign bit flipped and id, both big-endian),
+//! so the store lists every timer on disk in firing order.
 
 /// The tag of a whole entry's key.
 const ENTRY: u8 = 1;
 /// The tag of a view item's key.
 const ITEM: u8 = 2;
+/// The tag of a key's timers.
+const TIMERS: u8 = 3;
+/// The tag of a timer in firing order.
+const DUE: u8 = 4;
 
 /// A store key under construction. One is kept per store and reused, so building a key
 /// allocates nothing once its buffer has grown.
@@ -27,9 +35,7 @@ impl StoreKey {
         self.bytes.clear();
         self.bytes.push(ENTRY);
         self.bytes.extend_from_slice(&entry.to_be_bytes());
-        let len = u32::try_from(key.len()).expect("a partition key under 4 GiB");
-        self.bytes.extend_from_slice(&len.to_be_bytes());
-        self.bytes.extend_from_slice(key);
+        push_key(&mut self.bytes, key);
         &self.bytes
     }
 
@@ -45,6 +51,55 @@ impl StoreKey {
         self.items(entry, key);
         self.bytes.extend_from_slice(item);
         &self.bytes
+    }
+
+    /// `3 · len · key`: where the timers of `key` are kept while it is on disk.
+    pub fn timers(&mut self, key: &[u8]) -> &[u8] {
+        self.bytes.clear();
+        self.bytes.push(TIMERS);
+        push_key(&mut self.bytes, key);
+        &self.bytes
+    }
+
+    /// `4 · time · id · len · key`: timer `id` of `key`, at `time`, in firing order.
+    pub fn due(&mut self, time: i64, id: u64, key: &[u8]) -> &[u8] {
+        self.bytes.clear();
+        self.bytes.push(DUE);
+        self.bytes
+            .extend_from_slice(&((time as u64) ^ (1 << 63)).to_be_bytes());
+        self.bytes.extend_from_slice(&id.to_be_bytes());
+        push_key(&mut self.bytes, key);
+        &self.bytes
+    }
+
+    /// The prefix of every timer in firing order.
+    pub fn due_prefix() -> [u8; 1] {
+        [DUE]
+    }
+
+    /// The prefix of every key's timers.
+    pub fn timers_prefix() -> [u8; 1] {
+        [TIMERS]
+    }
+
+    /// The time, id and key of a timer's `4 · time · id · len · key`.
+    pub fn parse_due(key: &[u8]) -> Option<(i64, u64, &[u8])> {
+        if *key.first()? != DUE {
+            return None;
+        }
+        let time = u64::from_be_bytes(key.get(1..9)?.try_into().ok()?) ^ (1 << 63);
+        let id = u64::from_be_bytes(key.get(9..17)?.try_into().ok()?);
+        let len = u32::from_be_bytes(key.get(17..21)?.try_into().ok()?) as usize;
+        Some((time as i64, id, key.get(21..21 + len)?))
+    }
+
+    /// The key of a `3 · len · key`.
+    pub fn parse_timers(key: &[u8]) -> Option<&[u8]> {
+        if *key.first()? != TIMERS {
+            return None;
+        }
+        let len = u32::from_be_bytes(key.get(1..5)?.try_into().ok()?) as usize;
+        key.get(5..5 + len)
     }
 
     /// The prefix of every key's entry `entry`.
@@ -84,6 +139,13 @@ impl StoreKey {
         let len = u32::from_be_bytes(key.get(3..7)?.try_into().ok()?) as usize;
         key.get(7..7 + len)
     }
+}
+
+/// `len · key`: a partition key, length first.
+fn push_key(bytes: &mut Vec<u8>, key: &[u8]) {
+    let len = u32::try_from(key.len()).expect("a partition key under 4 GiB");
+    bytes.extend_from_slice(&len.to_be_bytes());
+    bytes.extend_from_slice(key);
 }
 
 /// `stamp · payload` into `out` (cleared first).
@@ -137,6 +199,23 @@ mod tests {
         );
         let entry = key.entry(4, b"ab").to_vec();
         assert_eq!(StoreKey::parse_item(&entry), None);
+    }
+
+    #[test]
+    fn timers_on_disk_list_in_firing_order_and_parse_back() {
+        let mut key = StoreKey::default();
+        let order = [(-5, 9), (-5, 10), (0, 1), (7, 0), (i64::MAX, 2)];
+        let keys: Vec<Vec<u8>> = order
+            .iter()
+            .map(|&(time, id)| key.due(time, id, b"zz").to_vec())
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "time first, then id");
+        assert_eq!(StoreKey::parse_due(&keys[0]), Some((-5, 9, &b"zz"[..])));
+        assert!(keys[0].starts_with(&StoreKey::due_prefix()));
+        let record = key.timers(b"abc").to_vec();
+        assert_eq!(StoreKey::parse_timers(&record), Some(&b"abc"[..]));
+        assert_eq!(StoreKey::parse_entry(&record), None, "no entry: no TTL");
+        assert_eq!(StoreKey::parse_entry(&keys[0]), None);
     }
 
     #[test]

@@ -10,11 +10,14 @@
 //! - `ttl.rs`: the compaction filter that drops expired entries in the background.
 //! - `store.rs`: the store itself, with what it read and wrote.
 //! - `items.rs`: list and map views' items, read and written one by one.
-//! - `residency.rs`: which keys' value state is in memory, and moving keys in and out.
+//! - `timers.rs`: the timers of keys on disk, in firing order.
+//! - `residency.rs`: which keys are in memory, and moving keys (value state, timers) in and
+//!   out.
 
 pub mod dir;
 pub mod items;
 pub mod layout;
 pub mod residency;
 pub mod store;
+pub mod timers;
 pub mod ttl;

@@ -8,7 +8,8 @@
 //! List and map views are not moved: their items live in the store all along (`items.rs`),
 //! found by key bytes; a slot handed out is bound to its key's bytes for them.
 //!
-//! Keys with pending timers stay in memory (the timer service is by slot).
+//! A key's timers move with it (`timers.rs`): the timer service holds those of resident keys;
+//! the timers a watermark makes due on disk bring their keys back to fire.
 
 use std::sync::Arc;
 
@@ -18,8 +19,9 @@ use udf_core::{StateKind, StateSpec};
 
 use super::layout::{StoreKey, split_stamp, stamped};
 use super::store::{DiskStore, ProcessorStore};
+use super::timers::{DiskTimers, DueOnDisk};
 use crate::streaming::keys::KeyTable;
-use crate::streaming::timers::TimerService;
+use crate::streaming::timers::{KeyTimer, TimerService};
 
 /// What a resident key takes beyond its entries: its slot in the key table and the stores,
 /// its key bytes and its place in the use list.
@@ -57,8 +59,8 @@ pub struct Residency {
     last_use: Vec<u64>,
     uses: u64,
     counts: ResidencyCounts,
-    /// While keys that cannot move out keep the count over budget: the count to look again at.
-    retry_above: usize,
+    /// The timers of keys on disk.
+    timers: DiskTimers,
 }
 
 impl Residency {
@@ -82,7 +84,7 @@ impl Residency {
             last_use: Vec::new(),
             uses: 0,
             counts: ResidencyCounts::default(),
-            retry_above: 0,
+            timers: DiskTimers::default(),
         })
     }
 
@@ -100,6 +102,7 @@ impl Residency {
         &mut self,
         keys: &mut KeyTable,
         stores: &mut dyn StateStores,
+        timers: &mut TimerService,
         entries: &[StateSpec],
         function: &str,
         used: &[u32],
@@ -110,7 +113,12 @@ impl Residency {
             let slot = self.new_slots[index];
             let bytes = key_bytes(keys, slot)?;
             stores.bind(slot, &bytes);
-            if self.load(slot, &bytes, stores, entries, function)? {
+            let mut loaded = self.load(slot, &bytes, stores, entries, function)?;
+            if let Some(taken) = self.timers.take(&self.store, &bytes)? {
+                timers.restore_key(slot, taken);
+                loaded = true;
+            }
+            if loaded {
                 self.counts.loads += 1;
             }
         }
@@ -207,13 +215,13 @@ impl Residency {
         &mut self,
         keys: &mut KeyTable,
         stores: &mut dyn StateStores,
-        timers: &TimerService,
+        timers: &mut TimerService,
         entries: &[StateSpec],
         function: &str,
         now: i64,
     ) -> Result<()> {
         let max_resident = self.max_resident();
-        if keys.len() <= max_resident.max(self.retry_above) {
+        if keys.len() <= max_resident {
             return Ok(());
         }
         let target = max_resident - max_resident / 10;
@@ -221,14 +229,10 @@ impl Residency {
             .last_use
             .iter()
             .enumerate()
-            .filter(|&(slot, &used)| used > 0 && !timers.has_timers(slot as u32))
+            .filter(|&(_, &used)| used > 0)
             .map(|(slot, &used)| (used, slot as u32))
             .collect();
         let excess = (keys.len() - target).min(candidates.len());
-        if excess == 0 {
-            self.retry_above = keys.len() + keys.len() / 10;
-            return Ok(());
-        }
         if excess < candidates.len() {
             candidates.select_nth_unstable(excess);
         }
@@ -248,20 +252,31 @@ impl Residency {
                     self.store.insert(store_key, &self.value)?;
                 }
             }
+            let moving = timers.take_key(slot);
+            self.timers.move_out(&self.store, &bytes, &moving)?;
             stores.release(slot);
             keys.release(slot);
             self.last_use[slot as usize] = 0;
             self.counts.evictions += 1;
         }
         self.store_ttl_time(now);
-        // Keys that cannot move out (pending timers) keep it over budget: look again only once
-        // a tenth more keys came, not after every call (each look scans every slot).
-        self.retry_above = if keys.len() > max_resident {
-            keys.len() + keys.len() / 10
-        } else {
-            0
-        };
         Ok(())
+    }
+
+    /// The keys of the timers on disk at or before `watermark` with ids below `limit` (at
+    /// most `max`), for them to be read back and fire.
+    pub fn due_timers(&mut self, watermark: i64, limit: u64, max: usize) -> Result<DueOnDisk> {
+        self.timers.due(&self.store, watermark, limit, max)
+    }
+
+    /// Timers on disk.
+    pub fn timers_held(&self) -> usize {
+        self.timers.held()
+    }
+
+    /// Every key's timers on disk (for a snapshot).
+    pub fn stored_timers(&self) -> Result<Vec<(Vec<u8>, Vec<KeyTimer>)>> {
+        self.timers.all(&self.store)
     }
 
     /// A slot given back (its key has no state left).
