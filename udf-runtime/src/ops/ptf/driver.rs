@@ -138,6 +138,15 @@ struct TableAdvance {
 }
 
 /// One processor at work.
+/// Timers firing at `watermark`: those due up to it when it was reached, with ids below
+/// `limit`.
+#[derive(Debug, Clone, Copy)]
+struct FiringUnderWay {
+    watermark: i64,
+    now: i64,
+    limit: u64,
+}
+
 pub(super) struct Driver {
     call: PtfCall,
     /// The inputs, in table-argument order.
@@ -168,6 +177,10 @@ pub(super) struct Driver {
     own_watermarks: Vec<Option<i64>>,
     /// Every timer fired, with its key's values, when the test harness asks for them.
     pub(super) timer_log: Option<Vec<(Vec<ArrayRef>, FiredTimer)>>,
+    /// The firing under way after a message, if any: the output stream yields what each of
+    /// its chunks emits before the next, so firing millions of timers at once never holds
+    /// all their rows.
+    firing: Option<FiringUnderWay>,
 }
 
 impl Driver {
@@ -320,6 +333,7 @@ impl Driver {
             row_watermarks: Vec::new(),
             own_watermarks: Vec::new(),
             timer_log: None,
+            firing: None,
         })
     }
 
@@ -330,6 +344,13 @@ impl Driver {
                 loop {
                     if let Some(batch) = driver.coalescer.next_completed_batch() {
                         return Some((Ok(batch), (inbox, driver)));
+                    }
+                    // Timers due before the next message fire before it (rule 26).
+                    if driver.firing.is_some() {
+                        if let Err(error) = driver.fire_chunk() {
+                            return Some((Err(error), (None, driver)));
+                        }
+                        continue;
                     }
                     let messages = inbox.as_mut()?;
                     let message = if driver.state.watermarks().all_ended() {
@@ -352,7 +373,7 @@ impl Driver {
                     };
                     match message {
                         Some(Ok(message)) => {
-                            if let Err(error) = driver.receive(message) {
+                            if let Err(error) = driver.take(message) {
                                 return Some((Err(error), (None, driver)));
                             }
                         }
@@ -388,9 +409,16 @@ impl Driver {
         self.state.watermarks_mut().advance(source, watermark);
     }
 
-    /// Takes one message of the router: its rows in one call, each under the watermark in
-    /// force before it.
+    /// Takes one message of the router and fires every timer it made due.
     pub(super) fn receive(&mut self, message: Routed) -> Result<()> {
+        self.take(message)?;
+        while self.fire_chunk()? {}
+        Ok(())
+    }
+
+    /// Takes one message of the router: its rows in one call, each under the watermark in
+    /// force before it. The timers due after it are left for `fire_chunk`.
+    fn take(&mut self, message: Routed) -> Result<()> {
         match message {
             Routed::Rows {
                 source,
@@ -452,7 +480,7 @@ impl Driver {
                 pushed?;
                 if let Some(after) = after {
                     self.advance(source, after);
-                    self.fire(now)?;
+                    self.start_firing(now);
                 }
             }
             Routed::End { source } => {
@@ -465,7 +493,7 @@ impl Driver {
                 }
                 // At the end every pending timer fires once, in time order (rule 29 of
                 // docs/semantics.md).
-                self.fire(now)?;
+                self.start_firing(now);
             }
         }
         Ok(())
@@ -621,39 +649,63 @@ impl Driver {
         Ok(())
     }
 
-    /// Fires the timers due at the current watermark, if it moved since they last fired.
-    fn fire(&mut self, now: i64) -> Result<()> {
-        match self.watermark() {
-            Some(watermark) => self.fire_at(watermark, now),
-            None => Ok(()),
+    /// Starts firing the timers due at the current watermark, if it moved since they last
+    /// fired.
+    fn start_firing(&mut self, now: i64) {
+        if let Some(watermark) = self.watermark() {
+            self.start_firing_at(watermark, now);
         }
     }
 
-    /// Fires the timers due at `watermark`, if it is past the one they last fired at. With
-    /// the disk backend, the keys of due timers on disk come back a chunk at a time, each
-    /// chunk fired (in order with those in memory) and moved out again before the next, so
-    /// that firing millions of timers stays within the budget.
+    /// Fires the timers due at `watermark` before going on.
     fn fire_at(&mut self, watermark: i64, now: i64) -> Result<()> {
+        self.start_firing_at(watermark, now);
+        while self.fire_chunk()? {}
+        Ok(())
+    }
+
+    /// Starts firing the timers due at `watermark`, if it is past the one they last fired at
+    /// (a firing under way goes first: it is of an earlier watermark).
+    fn start_firing_at(&mut self, watermark: i64, now: i64) {
+        debug_assert!(self.firing.is_none(), "a firing is under way");
         let timers = self.state.timers_mut();
         if !self.call.spec.on_timer || timers.fired_at().is_some_and(|fired| fired >= watermark) {
-            return Ok(());
+            return;
         }
         timers.due(watermark);
         let limit = timers.batch_limit();
-        // Each turn fires at least one timer of the batch, which is finite (timers registered
-        // meanwhile wait for the next advance), or ends.
-        loop {
-            let bound = self
-                .state
-                .bring_back_due_timers(watermark, limit, TIMERS_BROUGHT_BACK)?;
-            let timers = self.state.timers_mut();
-            timers.set_batch_bound(bound);
-            if !timers.batch_pending() {
-                break;
-            }
-            self.fire_call(watermark, now)?;
+        self.firing = Some(FiringUnderWay {
+            watermark,
+            now,
+            limit,
+        });
+    }
+
+    /// One chunk of the firing under way; whether there is more of it. With the disk
+    /// backend, the keys of due timers on disk come back a chunk at a time, each chunk fired
+    /// (in order with those in memory) and moved out again before the next, so that firing
+    /// millions of timers stays within the budget. Each chunk fires at least one timer of the
+    /// batch, which is finite (timers registered meanwhile wait for the next advance).
+    fn fire_chunk(&mut self) -> Result<bool> {
+        let Some(FiringUnderWay {
+            watermark,
+            now,
+            limit,
+        }) = self.firing
+        else {
+            return Ok(false);
+        };
+        let bound = self
+            .state
+            .bring_back_due_timers(watermark, limit, TIMERS_BROUGHT_BACK)?;
+        let timers = self.state.timers_mut();
+        timers.set_batch_bound(bound);
+        if !timers.batch_pending() {
+            self.firing = None;
+            return Ok(false);
         }
-        Ok(())
+        self.fire_call(watermark, now)?;
+        Ok(true)
     }
 
     /// One `on_timer` call for the timers of the batch due at `watermark` (within its bound).

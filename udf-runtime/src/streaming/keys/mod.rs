@@ -191,14 +191,15 @@ impl KeyTable {
 /// `streaming/state/`).
 #[cfg_attr(not(test), allow(dead_code))]
 impl KeyTable {
-    /// The bytes of the key in `slot` (which must be in use): the integer's 8 little-endian
-    /// bytes (none for NULL), the row-format bytes of other keys, nothing without keys.
+    /// The bytes of the key in `slot` (which must be in use): an integer's 8 bytes in its
+    /// order (`integer_key_bytes`; none for NULL), the row-format bytes of other keys, nothing
+    /// without keys.
     pub fn key_bytes(&self, slot: u32) -> Option<Vec<u8>> {
         match &self.lookup {
             Lookup::Single(held) => held.then(Vec::new),
             Lookup::Integer(table) => Some(match table.key(slot)? {
                 None => Vec::new(),
-                Some(value) => value.to_le_bytes().to_vec(),
+                Some(value) => integer_key_bytes(value).to_vec(),
             }),
             Lookup::Rows(_, table) => table.key(slot).map(|bytes| bytes.to_vec()),
         }
@@ -213,7 +214,7 @@ impl KeyTable {
                 column
                     .as_primitive::<Int64Type>()
                     .iter()
-                    .map(|value| value.map_or_else(Vec::new, |v| v.to_le_bytes().to_vec()))
+                    .map(|value| value.map_or_else(Vec::new, |v| integer_key_bytes(v).to_vec()))
                     .collect()
             }
             Lookup::Rows(converter, _) => converter
@@ -230,7 +231,7 @@ impl KeyTable {
             Lookup::Single(held) => held.then_some(0),
             Lookup::Integer(table) => match bytes {
                 [] => table.find(None),
-                bytes => table.find(Some(i64::from_le_bytes(bytes.try_into().ok()?))),
+                bytes => table.find(Some(integer_from_key_bytes(bytes.try_into().ok()?))),
             },
             Lookup::Rows(_, table) => table.find(bytes),
         }
@@ -252,7 +253,7 @@ impl KeyTable {
             Lookup::Integer(table) => match bytes {
                 [] => table.null_slot(allocator),
                 bytes => {
-                    let value = i64::from_le_bytes(bytes.try_into().map_err(|_| {
+                    let value = integer_from_key_bytes(bytes.try_into().map_err(|_| {
                         DataFusionError::Execution(format!(
                             "a saved integer key has {} bytes, not 8",
                             bytes.len()
@@ -266,6 +267,17 @@ impl KeyTable {
     }
 }
 
+/// An integer key's bytes, ordered as the integers are (big-endian, sign bit flipped): keys
+/// that come close in order lie close in the disk store, so reading them back in order hits
+/// blocks already read.
+fn integer_key_bytes(value: i64) -> [u8; 8] {
+    ((value as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+fn integer_from_key_bytes(bytes: [u8; 8]) -> i64 {
+    (u64::from_be_bytes(bytes) ^ (1 << 63)) as i64
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -273,6 +285,18 @@ mod tests {
     use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
 
     use super::*;
+
+    #[test]
+    fn integer_key_bytes_sort_as_the_integers_and_read_back() {
+        let mut values = [i64::MAX, 300, 1, 0, -1, -300, i64::MIN, 255, 256];
+        let mut by_bytes = values;
+        by_bytes.sort_by_key(|&v| integer_key_bytes(v));
+        values.sort();
+        assert_eq!(by_bytes, values);
+        for v in values {
+            assert_eq!(integer_from_key_bytes(integer_key_bytes(v)), v);
+        }
+    }
 
     fn slots(table: &mut KeyTable, keys: &[ArrayRef], rows: usize) -> Vec<u32> {
         let mut out = Vec::new();

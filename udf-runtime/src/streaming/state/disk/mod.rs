@@ -11,12 +11,14 @@
 //! - `store.rs`: the store itself, with what it read and wrote.
 //! - `items.rs`: list and map views' items, read and written one by one.
 //! - `timers.rs`: the timers of keys on disk, in firing order.
+//! - `moved_out.rs`: a filter of the keys moved out, so a new key is not looked for on disk.
 //! - `residency.rs`: which keys are in memory, and moving keys (value state, timers) in and
 //!   out.
 
 pub mod dir;
 pub mod items;
 pub mod layout;
+pub mod moved_out;
 pub mod residency;
 pub mod store;
 pub mod timers;

@@ -18,6 +18,7 @@ use udf_core::ptf::{StateStores, StoredItem, save_items};
 use udf_core::{StateKind, StateSpec};
 
 use super::layout::{StoreKey, split_stamp, stamped};
+use super::moved_out::MovedOut;
 use super::store::{DiskStore, ProcessorStore};
 use super::timers::{DiskTimers, DueOnDisk};
 use crate::streaming::keys::KeyTable;
@@ -61,6 +62,8 @@ pub struct Residency {
     counts: ResidencyCounts,
     /// The timers of keys on disk.
     timers: DiskTimers,
+    /// The keys that may have value entries or timers on disk: the others are not looked for.
+    moved_out: MovedOut,
 }
 
 impl Residency {
@@ -85,6 +88,7 @@ impl Residency {
             uses: 0,
             counts: ResidencyCounts::default(),
             timers: DiskTimers::default(),
+            moved_out: MovedOut::default(),
         })
     }
 
@@ -113,6 +117,9 @@ impl Residency {
             let slot = self.new_slots[index];
             let bytes = key_bytes(keys, slot)?;
             stores.bind(slot, &bytes);
+            if !self.moved_out.may_contain(&bytes) {
+                continue;
+            }
             let mut loaded = self.load(slot, &bytes, stores, entries, function)?;
             if let Some(taken) = self.timers.take(&self.store, &bytes)? {
                 timers.restore_key(slot, taken);
@@ -141,9 +148,10 @@ impl Residency {
         Ok(())
     }
 
-    /// Keys that may stay in memory.
+    /// Keys that may stay in memory (beside the filter of the keys moved out).
     fn max_resident(&self) -> usize {
-        ((self.budget as f64 / self.bytes_per_key) as usize).max(1)
+        let budget = self.budget.saturating_sub(self.moved_out.bytes());
+        ((budget as f64 / self.bytes_per_key) as usize).max(1)
     }
 
     /// Measures a few of the keys just used (their entries as saved, twice that for their
@@ -238,6 +246,7 @@ impl Residency {
         }
         for &(_, slot) in &candidates[..excess] {
             let bytes = key_bytes(keys, slot)?;
+            let mut written = false;
             for (index, spec) in entries.iter().enumerate().filter(|(_, s)| is_value(s)) {
                 let entry = stores.entry(index).expect("a store per declared entry");
                 self.saved.clear();
@@ -250,10 +259,14 @@ impl Residency {
                     stamped(now, &self.saved, &mut self.value);
                     let store_key = self.key.entry(entry_number(index)?, &bytes);
                     self.store.insert(store_key, &self.value)?;
+                    written = true;
                 }
             }
             let moving = timers.take_key(slot);
             self.timers.move_out(&self.store, &bytes, &moving)?;
+            if written || !moving.is_empty() {
+                self.moved_out.insert(&bytes);
+            }
             stores.release(slot);
             keys.release(slot);
             self.last_use[slot as usize] = 0;

@@ -67,7 +67,10 @@ impl DiskStore {
                 // Index and filter blocks in parts at every level: a point read then loads
                 // (and checksums) the few kilobytes it needs, not a table's whole filter —
                 // that made reads slow down a hundredfold once tables passed the cache.
+                // Writes are not flushed to the journal one by one (a system call each): a
+                // run's state is never recovered from its journal.
                 KeyspaceCreateOptions::default()
+                    .manual_journal_persist(true)
                     .max_memtable_size(self.memory.memtable)
                     .index_block_partitioning_policy(PartitioningPolicy::all(true))
                     .filter_block_partitioning_policy(PartitioningPolicy::all(true))
@@ -77,6 +80,8 @@ impl DiskStore {
             keyspace,
             metrics: Arc::default(),
             path: Arc::from(self.path()),
+            memtable: self.memory.memtable,
+            unsealed: Arc::default(),
         })
     }
 }
@@ -112,7 +117,13 @@ pub struct ProcessorStore {
     keyspace: Keyspace,
     metrics: Arc<StoreMetrics>,
     path: Arc<Path>,
+    /// The memtable's size limit, and about what it holds now.
+    memtable: u64,
+    unsealed: Arc<AtomicU64>,
 }
+
+/// What a memtable entry takes beyond its key and value (its node, sequence number, type).
+const MEMTABLE_ENTRY_BYTES: u64 = 48;
 
 impl ProcessorStore {
     pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
@@ -132,7 +143,8 @@ impl ProcessorStore {
             .fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
         self.keyspace
             .insert(key, value)
-            .map_err(|e| store_error(&self.path, "write an entry", e))
+            .map_err(|e| store_error(&self.path, "write an entry", e))?;
+        self.wrote(key.len() + value.len())
     }
 
     pub fn remove(&self, key: &[u8]) -> Result<()> {
@@ -141,7 +153,28 @@ impl ProcessorStore {
             .fetch_add(key.len() as u64, Ordering::Relaxed);
         self.keyspace
             .remove(key)
-            .map_err(|e| store_error(&self.path, "remove an entry", e))
+            .map_err(|e| store_error(&self.path, "remove an entry", e))?;
+        self.wrote(key.len())
+    }
+
+    /// Seals the memtable once it is full. fjall leaves that to its background workers, and
+    /// while they are busy compacting the memtable grows past its limit — by tens of
+    /// megabytes under a steady stream of writes, beyond any budget. Sealed here, the writes
+    /// wait instead (fjall holds them while four sealed memtables await their flush).
+    fn wrote(&self, bytes: usize) -> Result<()> {
+        let held = self
+            .unsealed
+            .fetch_add(bytes as u64 + MEMTABLE_ENTRY_BYTES, Ordering::Relaxed);
+        if held < self.memtable {
+            return Ok(());
+        }
+        self.unsealed.store(0, Ordering::Relaxed);
+        // `rotate_memtable` is public but hidden from fjall's documentation: the workspace
+        // pins fjall's version for it.
+        self.keyspace
+            .rotate_memtable()
+            .map(drop)
+            .map_err(|e| store_error(&self.path, "seal its memtable", e))
     }
 
     /// The entries under `prefix` in key order, read as the iteration goes (nothing is

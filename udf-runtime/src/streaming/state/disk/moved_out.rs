@@ -1,0 +1,178 @@
+//! Which keys may have value entries or timers on disk: a filter of the keys moved out. A key
+//! arriving for the first time is then not looked for in the store — a miss there searches
+//! every memtable and every table's filter, and was most of the cost of new keys. The filter
+//! says "maybe" for every key moved out and "no" for all but about one in a hundred others.
+//!
+//! It is a blocked Bloom filter (each key's bits in one 64-byte block: one cache miss a
+//! probe) that grows by layers, each four times the one before, as more keys move out — the
+//! number of keys is not known in advance, and a full layer is never made less selective.
+
+/// Keys the first layer is made for.
+const FIRST_LAYER_KEYS: usize = 1 << 16;
+/// Each new layer holds this many times the keys of the one before.
+const GROWTH: usize = 4;
+/// Filter bits per key: with six bits set a key, about 1 % false "maybe"s a full layer.
+const BITS_PER_KEY: usize = 12;
+const PROBES: u32 = 6;
+const BLOCK_BITS: usize = 512;
+
+#[derive(Default)]
+pub struct MovedOut {
+    layers: Vec<Layer>,
+}
+
+struct Layer {
+    blocks: Vec<[u64; BLOCK_BITS / 64]>,
+    capacity: usize,
+    len: usize,
+}
+
+impl MovedOut {
+    /// Notes that `key` has entries or timers on disk.
+    pub fn insert(&mut self, key: &[u8]) {
+        let hash = hash(key);
+        if self.layers.iter().any(|layer| layer.contains(hash)) {
+            return;
+        }
+        if self
+            .layers
+            .last()
+            .is_none_or(|layer| layer.len >= layer.capacity)
+        {
+            let capacity = self
+                .layers
+                .last()
+                .map_or(FIRST_LAYER_KEYS, |layer| layer.capacity * GROWTH);
+            self.layers.push(Layer::new(capacity));
+        }
+        self.layers.last_mut().expect("pushed above").insert(hash);
+    }
+
+    /// Whether `key` may have entries or timers on disk (`false`: it certainly has none).
+    pub fn may_contain(&self, key: &[u8]) -> bool {
+        let hash = hash(key);
+        self.layers.iter().any(|layer| layer.contains(hash))
+    }
+
+    /// Memory the filter takes (counted against the memory budget).
+    pub fn bytes(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|layer| (layer.blocks.len() * BLOCK_BITS / 8) as u64)
+            .sum()
+    }
+}
+
+impl Layer {
+    fn new(capacity: usize) -> Self {
+        let blocks = (capacity * BITS_PER_KEY).div_ceil(BLOCK_BITS).max(1);
+        Layer {
+            blocks: vec![[0; BLOCK_BITS / 64]; blocks],
+            capacity,
+            len: 0,
+        }
+    }
+
+    /// The block of `hash` (from its low half) and its bits (from a mix of all of it).
+    fn place(&self, hash: u64) -> (usize, u64) {
+        let block = ((hash & u64::from(u32::MAX)) * self.blocks.len() as u64) >> 32;
+        (block as usize, mix(hash ^ 0x9e37_79b9_7f4a_7c15))
+    }
+
+    fn insert(&mut self, hash: u64) {
+        let (block, mut bits) = self.place(hash);
+        let block = &mut self.blocks[block];
+        for _ in 0..PROBES {
+            let bit = (bits % BLOCK_BITS as u64) as usize;
+            block[bit / 64] |= 1 << (bit % 64);
+            bits >>= 9;
+        }
+        self.len += 1;
+    }
+
+    fn contains(&self, hash: u64) -> bool {
+        let (block, mut bits) = self.place(hash);
+        let block = &self.blocks[block];
+        (0..PROBES).all(|_| {
+            let bit = (bits % BLOCK_BITS as u64) as usize;
+            bits >>= 9;
+            block[bit / 64] & (1 << (bit % 64)) != 0
+        })
+    }
+}
+
+/// A 64-bit hash of key bytes: eight bytes at a time, then a full mix.
+fn hash(bytes: &[u8]) -> u64 {
+    let mut hash = 0x2545_f491_4f6c_dd1d ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        hash = (hash ^ word)
+            .wrapping_mul(0x9fb2_1c65_1e98_df25)
+            .rotate_left(31);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        hash = (hash ^ u64::from_le_bytes(word))
+            .wrapping_mul(0x9fb2_1c65_1e98_df25)
+            .rotate_left(31);
+    }
+    mix(hash)
+}
+
+/// Spreads every input bit over every output bit (a 64-bit finalizer).
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_moved_out_may_be_on_disk_and_few_others_are_said_to() {
+        let mut filter = MovedOut::default();
+        assert!(!filter.may_contain(b"anything"), "an empty filter");
+        // Enough keys for several layers.
+        let moved = 1_000_000u64;
+        for key in 0..moved {
+            filter.insert(&key.to_be_bytes());
+        }
+        assert!(filter.layers.len() >= 3, "{} layers", filter.layers.len());
+        assert!((0..moved).all(|key| filter.may_contain(&key.to_be_bytes())));
+        let others = 200_000u64;
+        let maybes = (moved..moved + others)
+            .filter(|key| filter.may_contain(&key.to_be_bytes()))
+            .count();
+        // About 1 % a full layer; the layers together stay under 3 %.
+        assert!(maybes < others as usize * 3 / 100, "{maybes} of {others}");
+        let strings = (0..others)
+            .filter(|key| filter.may_contain(format!("key-{key}").as_bytes()))
+            .count();
+        assert!(strings < others as usize * 3 / 100, "{strings} of {others}");
+        // About BITS_PER_KEY bits a key, with the last layer partly filled.
+        assert!(
+            filter.bytes() < moved * BITS_PER_KEY as u64 / 8 * 3,
+            "{}",
+            filter.bytes()
+        );
+    }
+
+    #[test]
+    fn a_key_moved_out_again_is_not_counted_again() {
+        let mut filter = MovedOut::default();
+        for _ in 0..3 {
+            for key in 0..1_000u32 {
+                filter.insert(&key.to_le_bytes());
+            }
+        }
+        assert_eq!(filter.layers.len(), 1);
+        assert!(filter.layers[0].len <= 1_000);
+    }
+}
