@@ -84,6 +84,7 @@ pub const ALL: &[Workload] = &[
     ptf::PTF_ORDER_BY_TIMER,
     ptf::PTF_TWO_TABLES,
     ptf_disk::PTF_COUNTER_DISK,
+    ptf_disk::PTF_COUNTER_10M,
     ptf_disk::PTF_COUNTER_DISK_10M,
     ptf_disk::PTF_MAPVIEW_DISK,
 ];

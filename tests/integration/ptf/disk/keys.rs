@@ -283,3 +283,90 @@ async fn ttl_holds_for_state_that_was_on_disk() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Count {
+    n: i64,
+}
+
+#[derive(SqlRow)]
+struct Counts {
+    pair: i64,
+    all: i64,
+}
+
+/// `pair` counts the key's rows two at a time (cleared after every second row); `all`
+/// counts every row; `reset` in `v == -1` clears both.
+#[ptf(name = "Pairs")]
+fn pairs(
+    ctx: &mut Context,
+    #[state] pair: &mut Count,
+    #[state] all: &mut Count,
+    #[argument(set_semantic_table)] input: Reading,
+    out: &mut Collector<Counts>,
+) {
+    pair.n += 1;
+    all.n += 1;
+    out.collect(Counts {
+        pair: pair.n,
+        all: all.n,
+    });
+    if input.v == -1 {
+        ctx.clear_all_state();
+    } else if pair.n == 2 {
+        ctx.clear_state("pair");
+    }
+}
+
+#[tokio::test]
+async fn state_cleared_after_it_came_back_from_disk_stays_cleared() {
+    // Every key once a round for six rounds; with room for a few keys, each key is moved
+    // out after every row and read back for the next, so a cleared entry must not come back
+    // from the copy the store kept. In round 4 every key's state is cleared whole.
+    const KEYS: i64 = 400;
+    const ROUNDS: i64 = 6;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let batches: Vec<RecordBatch> = (0..ROUNDS)
+        .map(|round| {
+            let k: Vec<i64> = (0..KEYS).collect();
+            let v = vec![if round == 3 { -1 } else { round }; KEYS as usize];
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(k)), Arc::new(Int64Array::from(v))],
+            )
+            .unwrap()
+        })
+        .collect();
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
+    let table = MemTable::try_new(schema, vec![batches]).unwrap();
+    session.register_table("readings", Arc::new(table)).unwrap();
+    session.register(pairs).unwrap();
+    let root = scratch("cleared");
+    use_disk(&session, &root, "4 kb");
+    let sql = "SELECT k, pair, \"all\" FROM Pairs(input => TABLE readings PARTITION BY k)";
+    let got = sorted(rows(&session, sql).await);
+    // Per key: (pair, all) for rounds 1..6; cleared whole after round 4.
+    let per_key = [(1, 1), (2, 2), (1, 3), (2, 4), (1, 1), (2, 2)];
+    let expected = sorted(
+        (0..KEYS)
+            .flat_map(|k| {
+                per_key.iter().map(move |&(pair, all)| {
+                    vec![Value::BigInt(k), Value::BigInt(pair), Value::BigInt(all)]
+                })
+            })
+            .collect(),
+    );
+    assert_eq!(got, expected);
+    let plan = format!(
+        "{:?}",
+        rows(&session, &format!("EXPLAIN ANALYZE {sql}")).await
+    );
+    assert!(
+        metric(&plan, "state_cache_misses") >= (KEYS * 3) as f64,
+        "keys came back from disk between their rows\n{plan}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -868,9 +868,11 @@ impl Driver {
     /// key fired after its state emptied keep its key for the timers' rows until then), and
     /// updates the gauges.
     fn finish_call(&mut self, mut released: Vec<u32>) -> Result<()> {
-        self.state.release(&mut released);
+        let settled = self
+            .state
+            .release(&mut released)
+            .and_then(|()| self.state.settle());
         self.released = released;
-        let settled = self.state.settle();
         self.metrics.state_entries.set(self.state.entries_held());
         let keys = self.state.keys_held();
         self.metrics.keys.set(keys);

@@ -195,13 +195,30 @@ impl KeyTable {
     /// order (`integer_key_bytes`; none for NULL), the row-format bytes of other keys, nothing
     /// without keys.
     pub fn key_bytes(&self, slot: u32) -> Option<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.append_key_bytes(slot, &mut bytes).then_some(bytes)
+    }
+
+    /// Appends the bytes of the key in `slot` (see `key_bytes`) to `out`; `false`, appending
+    /// nothing, if the slot is not in use.
+    pub fn append_key_bytes(&self, slot: u32, out: &mut Vec<u8>) -> bool {
         match &self.lookup {
-            Lookup::Single(held) => held.then(Vec::new),
-            Lookup::Integer(table) => Some(match table.key(slot)? {
-                None => Vec::new(),
-                Some(value) => integer_key_bytes(value).to_vec(),
-            }),
-            Lookup::Rows(_, table) => table.key(slot).map(|bytes| bytes.to_vec()),
+            Lookup::Single(held) => *held,
+            Lookup::Integer(table) => match table.key(slot) {
+                None => false,
+                Some(None) => true,
+                Some(Some(value)) => {
+                    out.extend_from_slice(&integer_key_bytes(value));
+                    true
+                }
+            },
+            Lookup::Rows(_, table) => match table.key(slot) {
+                None => false,
+                Some(bytes) => {
+                    out.extend_from_slice(bytes);
+                    true
+                }
+            },
         }
     }
 

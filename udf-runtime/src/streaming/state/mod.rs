@@ -141,9 +141,13 @@ impl KeyedState {
             return Ok(None);
         };
         let due = disk.due_timers(watermark, limit, max)?;
-        for key in &due.keys {
-            self.resident_slot(key)?;
-        }
+        // All at once: their state is read back together, in key order.
+        let slots = due
+            .keys
+            .iter()
+            .map(|key| self.keys.slot_of_bytes(key))
+            .collect::<Result<Vec<u32>>>()?;
+        self.arrive(&slots)?;
         Ok(due.bound)
     }
 
@@ -199,17 +203,21 @@ impl KeyedState {
     /// Gives back the slots of `released` keys left without state and timers. A slot listed
     /// twice is given back once (nothing takes a slot between two entries of the list), and the
     /// order slots come back in shows nowhere: timers fire in registration order.
-    pub fn release(&mut self, released: &mut Vec<u32>) {
+    pub fn release(&mut self, released: &mut Vec<u32>) -> Result<()> {
+        let mut outcome = Ok(());
         for &slot in released.iter() {
             if self.stores.is_absent(slot) && !self.timers.has_timers(slot) {
+                if let Some(disk) = &mut self.disk
+                    && outcome.is_ok()
+                {
+                    outcome = disk.forget(slot, &self.keys, &self.entries);
+                }
                 self.stores.release(slot);
                 self.keys.release(slot);
-                if let Some(disk) = &mut self.disk {
-                    disk.forget(slot);
-                }
             }
         }
         released.clear();
+        outcome
     }
 
     /// The key columns of `slots` (keys that hold state or timers).
@@ -402,7 +410,6 @@ impl KeyedState {
             }),
         };
         cleared?;
-        self.release(&mut vec![slot]);
-        Ok(())
+        self.release(&mut vec![slot])
     }
 }

@@ -81,7 +81,8 @@ impl KeyedState {
                 }
             }
             if let Some(disk) = &self.disk {
-                keys.extend(disk.stored(index, spec, self.now)?);
+                let resident = |bytes: &[u8]| self.keys.find_bytes(bytes).is_some();
+                keys.extend(disk.stored(index, spec, self.now, &resident)?);
             }
             entries.push(SavedEntry {
                 name: spec.name.clone(),

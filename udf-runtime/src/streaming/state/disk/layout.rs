@@ -148,6 +148,16 @@ fn push_key(bytes: &mut Vec<u8>, key: &[u8]) {
     bytes.extend_from_slice(key);
 }
 
+/// The first 16 bytes of `bytes` as a number (zeros after a shorter one): byte strings in
+/// order have these in order, so sorting by it first and by all the bytes among equals
+/// sorts with integer comparisons, mostly.
+pub fn leading(bytes: &[u8]) -> u128 {
+    let mut first = [0; 16];
+    let len = bytes.len().min(16);
+    first[..len].copy_from_slice(&bytes[..len]);
+    u128::from_be_bytes(first)
+}
+
 /// `stamp · payload` into `out` (cleared first).
 pub fn stamped(stamp: i64, payload: &[u8], out: &mut Vec<u8>) {
     out.clear();
@@ -216,6 +226,28 @@ mod tests {
         assert_eq!(StoreKey::parse_timers(&record), Some(&b"abc"[..]));
         assert_eq!(StoreKey::parse_entry(&record), None, "no entry: no TTL");
         assert_eq!(StoreKey::parse_entry(&keys[0]), None);
+    }
+
+    #[test]
+    fn leading_bytes_order_as_the_bytes_do() {
+        let mut keys: Vec<&[u8]> = vec![
+            b"",
+            b"\0",
+            b"a",
+            b"ab",
+            b"ab\0",
+            b"abc",
+            b"b",
+            &[0xff; 20],
+            &[0xff; 16],
+            b"0123456789abcdefX",
+            b"0123456789abcdef",
+            b"0123456789abcdefA",
+        ];
+        let mut by_leading = keys.clone();
+        by_leading.sort_by(|a, b| leading(a).cmp(&leading(b)).then_with(|| a.cmp(b)));
+        keys.sort();
+        assert_eq!(by_leading, keys);
     }
 
     #[test]

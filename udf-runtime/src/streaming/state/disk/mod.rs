@@ -11,6 +11,8 @@
 //! - `store.rs`: the store itself, with what it read and wrote.
 //! - `items.rs`: list and map views' items, read and written one by one.
 //! - `timers.rs`: the timers of keys on disk, in firing order.
+//! - `sorted_reads.rs`: the keys arriving with a batch read back together, in key order.
+//! - `write_set.rs`: the writes of a move out, written together.
 //! - `moved_out.rs`: a filter of the keys moved out, so a new key is not looked for on disk.
 //! - `residency.rs`: which keys are in memory, and moving keys (value state, timers) in and
 //!   out.
@@ -20,6 +22,8 @@ pub mod items;
 pub mod layout;
 pub mod moved_out;
 pub mod residency;
+pub mod sorted_reads;
 pub mod store;
 pub mod timers;
 pub mod ttl;
+pub mod write_set;

@@ -6,6 +6,11 @@
 //! It is a blocked Bloom filter (each key's bits in one 64-byte block: one cache miss a
 //! probe) that grows by layers, each four times the one before, as more keys move out — the
 //! number of keys is not known in advance, and a full layer is never made less selective.
+//!
+//! A key is added to the newest layer unless that layer has it already; older layers are not
+//! asked (one cache miss an insert, not one a layer). A key added again after a new layer
+//! began is counted twice, but at most once a layer, and a layer holding more keys than are
+//! ever moved out never fills: the filter stays within a few times the keys moved out.
 
 /// Keys the first layer is made for.
 const FIRST_LAYER_KEYS: usize = 1 << 16;
@@ -31,7 +36,7 @@ impl MovedOut {
     /// Notes that `key` has entries or timers on disk.
     pub fn insert(&mut self, key: &[u8]) {
         let hash = hash(key);
-        if self.layers.iter().any(|layer| layer.contains(hash)) {
+        if self.layers.last().is_some_and(|layer| layer.contains(hash)) {
             return;
         }
         if self
@@ -46,6 +51,11 @@ impl MovedOut {
             self.layers.push(Layer::new(capacity));
         }
         self.layers.last_mut().expect("pushed above").insert(hash);
+    }
+
+    /// Whether no key was moved out.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
     }
 
     /// Whether `key` may have entries or timers on disk (`false`: it certainly has none).
@@ -134,6 +144,24 @@ fn mix(mut x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_moved_out_again_and_again_keep_the_filter_within_a_few_times_their_number() {
+        let mut filter = MovedOut::default();
+        let keys = 100_000u64;
+        for _ in 0..20 {
+            for key in 0..keys {
+                filter.insert(&key.to_be_bytes());
+            }
+        }
+        assert!((0..keys).all(|key| filter.may_contain(&key.to_be_bytes())));
+        assert!(
+            filter.bytes() < keys * BITS_PER_KEY as u64 / 8 * 4,
+            "{} bytes in {} layers",
+            filter.bytes(),
+            filter.layers.len()
+        );
+    }
 
     #[test]
     fn every_key_moved_out_may_be_on_disk_and_few_others_are_said_to() {

@@ -2,8 +2,15 @@
 //! stores are a cache of resident keys: a key whose slot is handed out again (it arrives after
 //! it was moved out) gets its entries back from the store, and after each call the least
 //! recently used keys beyond the budget are moved out — their entries written to the store as
-//! snapshots write them, their slots given back. Each key's state is in one place: loading
-//! removes the store's copy, moving out writes it.
+//! snapshots write them, their slots given back.
+//!
+//! A resident key's entries in memory are the ones that count. Reading a key back leaves the
+//! store's copy where it is (removing it would cost a write per key read): moving the key out
+//! again overwrites it, an entry that is gone by then is removed there, and a key that leaves
+//! without state removes its copy.
+//!
+//! The keys arriving with a batch are read back together, in key order (`sorted_reads.rs`),
+//! and the keys of a move out are written together (`write_set.rs`).
 //!
 //! List and map views are not moved: their items live in the store all along (`items.rs`),
 //! found by key bytes; a slot handed out is bound to its key's bytes for them.
@@ -17,10 +24,12 @@ use datafusion::common::{DataFusionError, Result};
 use udf_core::ptf::{StateStores, StoredItem, save_items};
 use udf_core::{StateKind, StateSpec};
 
-use super::layout::{StoreKey, split_stamp, stamped};
+use super::layout::{StoreKey, leading, split_stamp};
 use super::moved_out::MovedOut;
+use super::sorted_reads::SortedReads;
 use super::store::{DiskStore, ProcessorStore};
 use super::timers::{DiskTimers, DueOnDisk};
+use super::write_set::WriteSet;
 use crate::streaming::keys::KeyTable;
 use crate::streaming::timers::{KeyTimer, TimerService};
 
@@ -52,12 +61,25 @@ pub struct Residency {
     /// What one resident key is taken to need, from samples of the entries' saved size.
     bytes_per_key: f64,
     key: StoreKey,
-    /// An entry as its in-memory store saves it, and as the disk store keeps it (stamped).
+    /// An entry as its in-memory store saves it.
     saved: Vec<u8>,
-    value: Vec<u8>,
     new_slots: Vec<u32>,
+    /// The keys arriving that may have state on disk: their slots, and their key bytes back
+    /// to back in `arriving_bytes`.
+    arriving: Vec<(u32, std::ops::Range<usize>)>,
+    arriving_bytes: Vec<u8>,
+    /// The store keys of one entry of the arriving keys, back to back, and where each ends.
+    wanted: Vec<u8>,
+    wanted_ends: Vec<usize>,
+    reads: SortedReads,
+    writes: WriteSet,
+    /// One key's bytes (reused).
+    key_bytes: Vec<u8>,
     /// The latest use of each slot (a count of arrivals), 0 for a slot not in use.
     last_use: Vec<u64>,
+    /// Whether the store holds a copy of the value entries of the key in each slot (read
+    /// back from it, and left there).
+    on_disk: Vec<bool>,
     uses: u64,
     counts: ResidencyCounts,
     /// The timers of keys on disk.
@@ -82,9 +104,16 @@ impl Residency {
             bytes_per_key: BASE_BYTES_PER_KEY as f64,
             key: StoreKey::default(),
             saved: Vec::new(),
-            value: Vec::new(),
             new_slots: Vec::new(),
+            arriving: Vec::new(),
+            arriving_bytes: Vec::new(),
+            wanted: Vec::new(),
+            wanted_ends: Vec::new(),
+            reads: SortedReads::default(),
+            writes: WriteSet::default(),
+            key_bytes: Vec::new(),
             last_use: Vec::new(),
+            on_disk: Vec::new(),
             uses: 0,
             counts: ResidencyCounts::default(),
             timers: DiskTimers::default(),
@@ -113,21 +142,21 @@ impl Residency {
     ) -> Result<()> {
         keys.take_new_slots(&mut self.new_slots);
         let fresh = self.new_slots.len();
-        for index in 0..self.new_slots.len() {
-            let slot = self.new_slots[index];
-            let bytes = key_bytes(keys, slot)?;
-            stores.bind(slot, &bytes);
-            if !self.moved_out.may_contain(&bytes) {
-                continue;
+        self.arriving.clear();
+        self.arriving_bytes.clear();
+        for &slot in &self.new_slots {
+            let start = self.arriving_bytes.len();
+            if !keys.append_key_bytes(slot, &mut self.arriving_bytes) {
+                return Err(no_key(slot));
             }
-            let mut loaded = self.load(slot, &bytes, stores, entries, function)?;
-            if let Some(taken) = self.timers.take(&self.store, &bytes)? {
-                timers.restore_key(slot, taken);
-                loaded = true;
-            }
-            if loaded {
-                self.counts.loads += 1;
-            }
+            let bytes = &self.arriving_bytes[start..];
+            stores.bind(slot, bytes);
+            set(&mut self.on_disk, slot, false);
+            self.arriving.push((slot, start..self.arriving_bytes.len()));
+        }
+        // Nothing is on disk before the first key moves out.
+        if !self.arriving.is_empty() && !self.moved_out.is_empty() {
+            self.load_arriving(stores, timers, entries, function)?;
         }
         self.uses += 1;
         let mut distinct: usize = 0;
@@ -181,40 +210,80 @@ impl Residency {
         Ok(())
     }
 
-    /// Reads `key`'s entries into `slot` (and out of the store); whether it had any.
-    fn load(
+    /// Reads the value entries and timers of the arriving keys back from the store.
+    fn load_arriving(
         &mut self,
-        slot: u32,
-        key: &[u8],
         stores: &mut dyn StateStores,
+        timers: &mut TimerService,
         entries: &[StateSpec],
         function: &str,
-    ) -> Result<bool> {
-        let mut found = false;
+    ) -> Result<()> {
+        let bytes = &self.arriving_bytes;
+        // In the order of their store keys: by length, then by their bytes.
+        self.arriving.sort_unstable_by(|(_, a), (_, b)| {
+            let (a, b) = (&bytes[a.clone()], &bytes[b.clone()]);
+            (a.len(), leading(a))
+                .cmp(&(b.len(), leading(b)))
+                .then_with(|| a.cmp(b))
+        });
         for (index, spec) in entries.iter().enumerate().filter(|(_, s)| is_value(s)) {
-            let store_key = self.key.entry(entry_number(index)?, key);
-            let Some(value) = self.store.get(store_key)? else {
-                continue;
-            };
-            let Some((_, saved)) = split_stamp(&value) else {
-                return Err(entry_error(
-                    function,
-                    spec,
-                    "is not readable on disk: its value is cut short",
-                ));
-            };
+            let entry_number = entry_number(index)?;
+            self.wanted.clear();
+            self.wanted_ends.clear();
+            for (_, key) in &self.arriving {
+                self.wanted
+                    .extend_from_slice(self.key.entry(entry_number, &bytes[key.clone()]));
+                self.wanted_ends.push(self.wanted.len());
+            }
+            let mut start = 0;
+            let wanted: Vec<&[u8]> = self
+                .wanted_ends
+                .iter()
+                .map(|&end| {
+                    let key = &self.wanted[start..end];
+                    start = end;
+                    key
+                })
+                .collect();
             let entry = stores.entry_mut(index).expect("a store per declared entry");
-            entry.restore(slot, saved).map_err(|e| {
-                entry_error(
-                    function,
-                    spec,
-                    &format!("cannot be read back from disk: {e}"),
-                )
+            let (arriving, on_disk) = (&self.arriving, &mut self.on_disk);
+            let moved_out = &self.moved_out;
+            let maybe = |at: usize| moved_out.may_contain(&bytes[arriving[at].1.clone()]);
+            self.reads.read(&self.store, &wanted, maybe, |at, value| {
+                let slot = arriving[at].0;
+                let Some((_, saved)) = split_stamp(value) else {
+                    return Err(entry_error(
+                        function,
+                        spec,
+                        "is not readable on disk: its value is cut short",
+                    ));
+                };
+                entry.restore(slot, saved).map_err(|e| {
+                    entry_error(
+                        function,
+                        spec,
+                        &format!("cannot be read back from disk: {e}"),
+                    )
+                })?;
+                set(on_disk, slot, true);
+                Ok(())
             })?;
-            self.store.remove(store_key)?;
-            found = true;
         }
-        Ok(found)
+        for (slot, key) in &self.arriving {
+            let mut loaded = self.on_disk.get(*slot as usize).copied().unwrap_or(false);
+            let key = &bytes[key.clone()];
+            if self.timers.held() > 0
+                && self.moved_out.may_contain(key)
+                && let Some(taken) = self.timers.take(&self.store, key)?
+            {
+                timers.restore_key(*slot, taken);
+                loaded = true;
+            }
+            if loaded {
+                self.counts.loads += 1;
+            }
+        }
+        Ok(())
     }
 
     /// Moves the least recently used keys out until at most the budget's count of keys is
@@ -245,33 +314,44 @@ impl Residency {
             candidates.select_nth_unstable(excess);
         }
         for &(_, slot) in &candidates[..excess] {
-            let bytes = key_bytes(keys, slot)?;
+            self.key_bytes.clear();
+            if !keys.append_key_bytes(slot, &mut self.key_bytes) {
+                return Err(no_key(slot));
+            }
+            let bytes = &self.key_bytes;
+            let on_disk = self.on_disk.get(slot as usize).copied().unwrap_or(false);
+            let came_back = on_disk;
             let mut written = false;
             for (index, spec) in entries.iter().enumerate().filter(|(_, s)| is_value(s)) {
                 let entry = stores.entry(index).expect("a store per declared entry");
-                self.saved.clear();
-                let live = entry
-                    .save(slot, now, &mut self.saved)
+                let store_key = self.key.entry(entry_number(index)?, bytes);
+                // Stamped with the time it moves out: no part of it was written later, so the
+                // TTL filter, judging by this stamp, drops it only once all of it expired.
+                let live = self
+                    .writes
+                    .put_with(store_key, |out| {
+                        out.extend_from_slice(&now.to_le_bytes());
+                        entry.save(slot, now, out)
+                    })
                     .map_err(|e| entry_error(function, spec, &e.to_string()))?;
-                if live {
-                    // Stamped with the time it moves out: no part of it was written later, so
-                    // the TTL filter, judging by this stamp, drops it only once all of it expired.
-                    stamped(now, &self.saved, &mut self.value);
-                    let store_key = self.key.entry(entry_number(index)?, &bytes);
-                    self.store.insert(store_key, &self.value)?;
-                    written = true;
+                if !live && on_disk {
+                    self.writes.remove(store_key);
                 }
+                written |= live;
             }
             let moving = timers.take_key(slot);
-            self.timers.move_out(&self.store, &bytes, &moving)?;
-            if written || !moving.is_empty() {
-                self.moved_out.insert(&bytes);
+            self.timers.move_out(&mut self.writes, bytes, &moving)?;
+            // A key that came back with state from disk is in the filter already.
+            if (written || !moving.is_empty()) && !came_back {
+                self.moved_out.insert(bytes);
             }
             stores.release(slot);
             keys.release(slot);
             self.last_use[slot as usize] = 0;
+            set(&mut self.on_disk, slot, false);
             self.counts.evictions += 1;
         }
+        self.writes.commit(&self.store)?;
         self.store_ttl_time(now);
         Ok(())
     }
@@ -292,11 +372,25 @@ impl Residency {
         self.timers.all(&self.store)
     }
 
-    /// A slot given back (its key has no state left).
-    pub fn forget(&mut self, slot: u32) {
+    /// `slot`, whose key has no state left, is about to be given back: the copy of its
+    /// value entries the store may hold goes too.
+    pub fn forget(&mut self, slot: u32, keys: &KeyTable, entries: &[StateSpec]) -> Result<()> {
         if let Some(used) = self.last_use.get_mut(slot as usize) {
             *used = 0;
         }
+        if !self.on_disk.get(slot as usize).copied().unwrap_or(false) {
+            return Ok(());
+        }
+        set(&mut self.on_disk, slot, false);
+        self.key_bytes.clear();
+        if !keys.append_key_bytes(slot, &mut self.key_bytes) {
+            return Err(no_key(slot));
+        }
+        for (index, _) in entries.iter().enumerate().filter(|(_, s)| is_value(s)) {
+            let store_key = self.key.entry(entry_number(index)?, &self.key_bytes);
+            self.store.remove(store_key)?;
+        }
+        Ok(())
     }
 
     /// Entry `index` (`spec`) of `key` as its store saves it: a value entry of a key that is
@@ -347,25 +441,28 @@ impl Residency {
     }
 
     /// Every key with entry `index` (`spec`) in the store — the value entries of keys not
-    /// resident, the views of all keys — with its bytes and the entry as saved at `now`.
+    /// resident (`resident` tells), the views of all keys — with its bytes and the entry as
+    /// saved at `now`.
     pub fn stored(
         &self,
         index: usize,
         spec: &StateSpec,
         now: i64,
+        resident: &dyn Fn(&[u8]) -> bool,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let entry = entry_number(index)?;
         if is_value(spec) {
-            return self
-                .store
-                .scan(&StoreKey::entries_prefix(entry))
-                .map(|item| {
-                    let (store_key, value) = item?;
-                    let key = StoreKey::parse_partition_key(&store_key).ok_or_else(malformed)?;
-                    let (_, saved) = split_stamp(&value).ok_or_else(malformed)?;
-                    Ok((key.to_vec(), saved.to_vec()))
-                })
-                .collect();
+            let mut keys = Vec::new();
+            for item in self.store.scan(&StoreKey::entries_prefix(entry)) {
+                let (store_key, value) = item?;
+                let key = StoreKey::parse_partition_key(&store_key).ok_or_else(malformed)?;
+                let (_, saved) = split_stamp(&value).ok_or_else(malformed)?;
+                // A resident key's copy on disk is out of date.
+                if !resident(key) {
+                    keys.push((key.to_vec(), saved.to_vec()));
+                }
+            }
+            return Ok(keys);
         }
         // One key's items are one run of the scan.
         let map = spec.kind == StateKind::Map;
@@ -429,10 +526,20 @@ fn malformed() -> DataFusionError {
     DataFusionError::Internal("a malformed entry in the state store".to_owned())
 }
 
-fn key_bytes(keys: &KeyTable, slot: u32) -> Result<Vec<u8>> {
-    keys.key_bytes(slot).ok_or_else(|| {
-        DataFusionError::Internal(format!("key slot {slot} is in use but has no key"))
-    })
+fn no_key(slot: u32) -> DataFusionError {
+    DataFusionError::Internal(format!("key slot {slot} is in use but has no key"))
+}
+
+/// Sets `flags[slot]`, growing `flags` as needed.
+fn set(flags: &mut Vec<bool>, slot: u32, value: bool) {
+    let slot = slot as usize;
+    if slot >= flags.len() {
+        if !value {
+            return;
+        }
+        flags.resize(slot + 1, false);
+    }
+    flags[slot] = value;
 }
 
 fn entry_number(index: usize) -> Result<u16> {

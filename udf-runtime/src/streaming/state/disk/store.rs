@@ -71,7 +71,7 @@ impl DiskStore {
                 // run's state is never recovered from its journal.
                 KeyspaceCreateOptions::default()
                     .manual_journal_persist(true)
-                    .max_memtable_size(self.memory.memtable)
+                    .max_memtable_size(self.memory.memtable * FJALL_MEMTABLE_FACTOR)
                     .index_block_partitioning_policy(PartitioningPolicy::all(true))
                     .filter_block_partitioning_policy(PartitioningPolicy::all(true))
             })
@@ -90,6 +90,12 @@ fn open_database(path: &Path, ttl: &TtlTable, memory: StoreMemory) -> Result<Dat
     let factory: Option<Arc<dyn Factory>> = ttl.any().then(|| Arc::new(ttl.clone()) as _);
     Database::builder(path)
         .cache_size(memory.cache)
+        // One worker flushes and compacts. With more, the first hands every compaction it is
+        // sent on to the others and, while they are busy, to itself again: it spins a core,
+        // which on two cores costs the processor a third of its speed. A single worker must
+        // never be asked to seal a memtable itself (it would wait on its own full queue), so
+        // the processor seals them, well before fjall's limit (`ProcessorStore::wrote`).
+        .worker_threads(1)
         // A run's state is not recovered from its journal (checkpoints are a copy of their
         // own), so writes need not wait for the disk.
         .manual_journal_persist(true)
@@ -122,8 +128,13 @@ pub struct ProcessorStore {
     unsealed: Arc<AtomicU64>,
 }
 
-/// What a memtable entry takes beyond its key and value (its node, sequence number, type).
-const MEMTABLE_ENTRY_BYTES: u64 = 48;
+/// What a memtable entry takes beyond its key and value, as fjall counts it (its key's and
+/// value's handles, sequence number and type).
+const MEMTABLE_ENTRY_BYTES: u64 = 64;
+
+/// fjall's own memtable limit, in multiples of the one the processor seals at: fjall never
+/// reaches it, so its single worker is never asked to seal a memtable (see `open_database`).
+const FJALL_MEMTABLE_FACTOR: u64 = 4;
 
 impl ProcessorStore {
     pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
@@ -157,6 +168,34 @@ impl ProcessorStore {
         self.wrote(key.len())
     }
 
+    /// Writes `writes` — values and removals, in ascending key order, no key twice — as new
+    /// tables of the store, past the memtable and the journal (what is in the memtable is
+    /// flushed first, so these writes come after it). Each call writes files and registers
+    /// them: worth it for thousands of writes, not for a few (`write_set.rs` chooses).
+    pub fn ingest<'w>(
+        &self,
+        writes: impl Iterator<Item = (&'w [u8], Option<&'w [u8]>)>,
+    ) -> Result<()> {
+        let failed = |e| store_error(&self.path, "write a run of entries", e);
+        let mut ingestion = self.keyspace.start_ingestion().map_err(failed)?;
+        let mut bytes = 0;
+        for (key, value) in writes {
+            bytes += key.len() + value.map_or(0, <[u8]>::len);
+            match value {
+                Some(value) => ingestion.write(key, value),
+                None => ingestion.write_tombstone(key),
+            }
+            .map_err(failed)?;
+        }
+        ingestion.finish().map_err(failed)?;
+        // Ingesting flushed the memtable.
+        self.unsealed.store(0, Ordering::Relaxed);
+        self.metrics
+            .bytes_written
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Seals the memtable once it is full. fjall leaves that to its background workers, and
     /// while they are busy compacting the memtable grows past its limit — by tens of
     /// megabytes under a steady stream of writes, beyond any budget. Sealed here, the writes
@@ -184,6 +223,22 @@ impl ProcessorStore {
         prefix: &[u8],
     ) -> impl Iterator<Item = Result<(Slice, Slice)>> + use<'s> {
         self.keyspace.prefix(prefix).map(move |guard| {
+            let (key, value) = guard
+                .into_inner()
+                .map_err(|e| store_error(&self.path, "read entries", e))?;
+            self.count_read(key.len() + value.len());
+            Ok((key, value))
+        })
+    }
+
+    /// The entries from `first` to `last` (both included) in key order, read as the
+    /// iteration goes.
+    pub fn range<'s>(
+        &'s self,
+        first: &[u8],
+        last: &[u8],
+    ) -> impl Iterator<Item = Result<(Slice, Slice)>> + use<'s> {
+        self.keyspace.range(first..=last).map(move |guard| {
             let (key, value) = guard
                 .into_inner()
                 .map_err(|e| store_error(&self.path, "read entries", e))?;
@@ -243,6 +298,18 @@ fn store_error(path: &Path, doing: &str, cause: fjall::Error) -> DataFusionError
         "the state store at `{}` could not {doing}: {cause}",
         path.display()
     ))
+}
+
+/// A store of its own for a unit test, in a fresh directory that goes with it.
+#[cfg(test)]
+pub fn test_store(name: &str, ttls: Vec<Option<i64>>) -> DiskStore {
+    let root = std::env::temp_dir().join(format!("udf-store-unit-{}", std::process::id()));
+    let dir = StateDir::create(&root, "f", Some(name), false).expect("a scratch directory");
+    let memory = StoreMemory {
+        cache: 8 << 20,
+        memtable: 4 << 20,
+    };
+    DiskStore::open(dir, TtlTable::new(ttls), memory).expect("a scratch store")
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use datafusion::common::{DataFusionError, Result};
 
 use super::layout::StoreKey;
 use super::store::ProcessorStore;
+use super::write_set::WriteSet;
 use crate::streaming::timers::KeyTimer;
 
 /// The name length of an unnamed timer in a record.
@@ -35,10 +36,10 @@ impl DiskTimers {
         self.held
     }
 
-    /// Writes `timers` of `key` (moving out) to the store.
+    /// Writes `timers` of `key` (moving out) with the other writes of its move.
     pub fn move_out(
         &mut self,
-        store: &ProcessorStore,
+        writes: &mut WriteSet,
         key: &[u8],
         timers: &[KeyTimer],
     ) -> Result<()> {
@@ -64,10 +65,10 @@ impl DiskTimers {
                 }
                 None => self.record.extend_from_slice(&UNNAMED.to_le_bytes()),
             }
-            store.insert(self.key.due(timer.time, timer.id, key), &[])?;
+            writes.put(self.key.due(timer.time, timer.id, key), &[]);
             self.earliest = Some(self.earliest.map_or(timer.time, |e| e.min(timer.time)));
         }
-        store.insert(self.key.timers(key), &self.record)?;
+        writes.put(self.key.timers(key), &self.record);
         self.held += timers.len();
         Ok(())
     }
