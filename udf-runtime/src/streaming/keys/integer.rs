@@ -3,25 +3,25 @@
 //! and a probe; other keys go to a hash map. The vector grows only while it stays within a
 //! few words per key in use, so sparse keys cannot make it large.
 
-use datafusion::common::HashMap;
-
 use super::Allocator;
+use super::int_map::IntMap;
 
 /// No slot (in the dense vector).
 const NONE: u32 = u32::MAX;
-/// The dense vector never grows beyond this many keys (4 MiB).
-const DENSE_LIMIT: usize = 1 << 20;
+/// The dense vector never grows beyond this many keys (64 MiB).
+const DENSE_LIMIT: usize = 1 << 24;
 /// The dense vector may always cover this many keys.
 const DENSE_FLOOR: usize = 1024;
-/// Otherwise it covers at most this many keys per key in use.
-const DENSE_PER_KEY: usize = 8;
+/// Otherwise it covers at most this many keys per key in use: 64 bytes a key, about what a
+/// hash map's buckets take for it at their usual load.
+const DENSE_PER_KEY: usize = 16;
 
 pub struct IntegerSlots {
     /// The slot of key `k` at index `k`, for keys `0..dense.len()`; every such key is here,
     /// none in `hashed`.
     dense: Vec<u32>,
     /// The slots of the other keys.
-    hashed: HashMap<i64, u32>,
+    hashed: IntMap,
     /// The key of each slot in use (`Some(None)`: NULL).
     keys: Vec<Option<Option<i64>>>,
     /// Slots in use.
@@ -34,7 +34,7 @@ impl IntegerSlots {
     pub fn new() -> Self {
         IntegerSlots {
             dense: Vec::new(),
-            hashed: HashMap::default(),
+            hashed: IntMap::default(),
             keys: Vec::new(),
             len: 0,
             null: None,
@@ -49,7 +49,7 @@ impl IntegerSlots {
             if slot != NONE {
                 return slot;
             }
-        } else if let Some(&slot) = self.hashed.get(&key) {
+        } else if let Some(slot) = self.hashed.get(key) {
             return slot;
         }
         self.assign(key, slots)
@@ -75,9 +75,7 @@ impl IntegerSlots {
         let slot = self.record(Some(key), slots);
         match self.dense.get_mut(key as u64 as usize) {
             Some(place) => *place = slot,
-            None => {
-                self.hashed.insert(key, slot);
-            }
+            None => self.hashed.insert(key, slot),
         }
         slot
     }
@@ -94,21 +92,21 @@ impl IntegerSlots {
         slot
     }
 
-    /// Grows the dense vector to cover `key` if that keeps it within its bounds, moving the
-    /// hashed keys it then covers into it.
+    /// Grows the dense vector to cover `key` if that keeps it within its bounds (at least
+    /// doubling it, so growing costs a constant a key), moving the hashed keys it then
+    /// covers into it.
     fn grow_to_cover(&mut self, key: usize) {
-        let Some(len) = key.checked_add(1).map(usize::next_power_of_two) else {
-            return;
-        };
-        if len > DENSE_LIMIT || len > DENSE_FLOOR.max(DENSE_PER_KEY * (self.len + 1)) {
+        let bound = DENSE_LIMIT.min(DENSE_FLOOR.max(DENSE_PER_KEY * (self.len + 1)));
+        if key >= bound {
             return;
         }
+        let len = (key + 1).max(self.dense.len() * 2).min(bound);
         self.dense.resize(len, NONE);
         let dense = &mut self.dense;
         self.hashed
-            .retain(|key, slot| match dense.get_mut(*key as u64 as usize) {
+            .retain(|key, slot| match dense.get_mut(key as u64 as usize) {
                 Some(place) => {
-                    *place = *slot;
+                    *place = slot;
                     false
                 }
                 None => true,
@@ -123,7 +121,7 @@ impl IntegerSlots {
         match self.dense.get(key as u64 as usize) {
             Some(&NONE) => None,
             Some(&slot) => Some(slot),
-            None => self.hashed.get(&key).copied(),
+            None => self.hashed.get(key),
         }
     }
 
@@ -143,7 +141,7 @@ impl IntegerSlots {
             Some(key) => match self.dense.get_mut(key as u64 as usize) {
                 Some(place) => *place = NONE,
                 None => {
-                    self.hashed.remove(&key);
+                    self.hashed.remove(key);
                 }
             },
         }
@@ -169,16 +167,16 @@ mod tests {
         let first: Vec<u32> = keys.iter().map(|k| table.slot(*k, &mut slots)).collect();
         assert_eq!(first, [0, 1, 2, 3, 4, 5, 6]);
         assert!(table.dense.len() <= DENSE_FLOOR);
-        // Enough keys in use for the vector to cover 0..4096: 3000 is hashed first, then
+        // Enough keys in use for the vector to cover 0..=4000: 3000 is hashed first, then
         // moved into the vector by a later growth, keeping its slot.
         let late = table.slot(3000, &mut slots);
-        assert!(table.hashed.contains_key(&3000));
+        assert!(table.hashed.get(3000).is_some());
         for key in 2..600 {
             table.slot(key, &mut slots);
         }
         table.slot(4000, &mut slots);
-        assert!(table.dense.len() >= 4096, "{}", table.dense.len());
-        assert!(!table.hashed.contains_key(&3000));
+        assert!(table.dense.len() > 4000, "{}", table.dense.len());
+        assert!(table.hashed.get(3000).is_none());
         assert_eq!(table.slot(3000, &mut slots), late);
         assert_eq!(table.find(Some(3000)), Some(late));
         let again: Vec<u32> = keys.iter().map(|k| table.slot(*k, &mut slots)).collect();

@@ -2,11 +2,13 @@
 //! indexes the function's state stores; slots of keys whose state became empty are reused.
 //!
 //! One integer key column (the common case) is looked up by value, small non-negative ones
-//! in a vector indexed by the key (`integer.rs`); any other keys are hashed in Arrow's row
+//! in a vector indexed by the key (`integer.rs`), larger ones in an open-addressed map of
+//! their own (`int_map.rs`); any other keys are hashed in Arrow's row
 //! format (`hashed.rs`). Slots are the table's own business: outside it — in
 //! snapshots — a key is its bytes (`key_bytes`), which mean the same in every run.
 
 mod hashed;
+mod int_map;
 mod integer;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};

@@ -14,6 +14,7 @@
 //! - `sorted_reads.rs`: the keys arriving with a batch read back together, in key order.
 //! - `write_set.rs`: the writes of a move out, written together.
 //! - `moved_out.rs`: a filter of the keys moved out, so a new key is not looked for on disk.
+//! - `victims.rs`: which resident keys move out (about the least recently used).
 //! - `residency.rs`: which keys are in memory, and moving keys (value state, timers) in and
 //!   out.
 
@@ -26,4 +27,5 @@ pub mod sorted_reads;
 pub mod store;
 pub mod timers;
 pub mod ttl;
+pub mod victims;
 pub mod write_set;

@@ -34,8 +34,22 @@ struct Layer {
 
 impl MovedOut {
     /// Notes that `key` has entries or timers on disk.
+    #[cfg(test)]
     pub fn insert(&mut self, key: &[u8]) {
-        let hash = hash(key);
+        self.insert_hash(hash(key));
+    }
+
+    /// Notes that the keys of `hashes` (from [`key_hash`]) have entries or timers on disk.
+    /// Many at once: each costs a cache miss, and a loop doing nothing else lets the
+    /// processor wait for several of them together.
+    pub fn insert_all(&mut self, hashes: &[u64]) {
+        for &hash in hashes {
+            self.insert_hash(hash);
+        }
+    }
+
+    #[inline]
+    fn insert_hash(&mut self, hash: u64) {
         if self.layers.last().is_some_and(|layer| layer.contains(hash)) {
             return;
         }
@@ -109,6 +123,11 @@ impl Layer {
             block[bit / 64] & (1 << (bit % 64)) != 0
         })
     }
+}
+
+/// What [`MovedOut::insert_all`] takes for a key.
+pub fn key_hash(key: &[u8]) -> u64 {
+    hash(key)
 }
 
 /// A 64-bit hash of key bytes: eight bytes at a time, then a full mix.

@@ -25,10 +25,11 @@ use udf_core::ptf::{StateStores, StoredItem, save_items};
 use udf_core::{StateKind, StateSpec};
 
 use super::layout::{StoreKey, leading, split_stamp};
-use super::moved_out::MovedOut;
+use super::moved_out::{MovedOut, key_hash};
 use super::sorted_reads::SortedReads;
 use super::store::{DiskStore, ProcessorStore};
 use super::timers::{DiskTimers, DueOnDisk};
+use super::victims::least_recently_used;
 use super::write_set::WriteSet;
 use crate::streaming::keys::KeyTable;
 use crate::streaming::timers::{KeyTimer, TimerService};
@@ -75,6 +76,10 @@ pub struct Residency {
     writes: WriteSet,
     /// One key's bytes (reused).
     key_bytes: Vec<u8>,
+    /// The keys moving out for the first time, for the filter (evict's scratch).
+    moved_hashes: Vec<u64>,
+    /// The slots moving out (evict's scratch).
+    victims: Vec<u32>,
     /// The latest use of each slot (a count of arrivals), 0 for a slot not in use.
     last_use: Vec<u64>,
     /// Whether the store holds a copy of the value entries of the key in each slot (read
@@ -112,6 +117,8 @@ impl Residency {
             reads: SortedReads::default(),
             writes: WriteSet::default(),
             key_bytes: Vec::new(),
+            moved_hashes: Vec::new(),
+            victims: Vec::new(),
             last_use: Vec::new(),
             on_disk: Vec::new(),
             uses: 0,
@@ -302,18 +309,14 @@ impl Residency {
             return Ok(());
         }
         let target = max_resident - max_resident / 10;
-        let mut candidates: Vec<(u64, u32)> = self
-            .last_use
-            .iter()
-            .enumerate()
-            .filter(|&(_, &used)| used > 0)
-            .map(|(slot, &used)| (used, slot as u32))
-            .collect();
-        let excess = (keys.len() - target).min(candidates.len());
-        if excess < candidates.len() {
-            candidates.select_nth_unstable(excess);
-        }
-        for &(_, slot) in &candidates[..excess] {
+        let mut victims = std::mem::take(&mut self.victims);
+        least_recently_used(
+            &self.last_use,
+            keys.len(),
+            keys.len() - target,
+            &mut victims,
+        );
+        for &slot in &victims {
             self.key_bytes.clear();
             if !keys.append_key_bytes(slot, &mut self.key_bytes) {
                 return Err(no_key(slot));
@@ -343,14 +346,21 @@ impl Residency {
             self.timers.move_out(&mut self.writes, bytes, &moving)?;
             // A key that came back with state from disk is in the filter already.
             if (written || !moving.is_empty()) && !came_back {
-                self.moved_out.insert(bytes);
+                self.moved_hashes.push(key_hash(bytes));
             }
             stores.release(slot);
-            keys.release(slot);
             self.last_use[slot as usize] = 0;
             set(&mut self.on_disk, slot, false);
             self.counts.evictions += 1;
         }
+        // Each of these touches a cold cache line: in loops of their own, the processor
+        // waits for several at once.
+        self.moved_out.insert_all(&self.moved_hashes);
+        self.moved_hashes.clear();
+        for &slot in &victims {
+            keys.release(slot);
+        }
+        self.victims = victims;
         self.writes.commit(&self.store)?;
         self.store_ttl_time(now);
         Ok(())

