@@ -1,5 +1,6 @@
 //! Helpers shared by the tests: sessions over small tables, results as comparable values.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use udf_core::Value;
@@ -64,9 +65,17 @@ pub fn session_with(table: &str, columns: &[Column]) -> Session {
     session_with_partitions(table, columns, 2)
 }
 
+/// A session with `partitions` target partitions, its PTF state on the backend the running
+/// test is under ([`on_both_backends!`]).
+pub fn session_of(partitions: usize) -> Session {
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    use_backend(&session, test_backend());
+    session
+}
+
 /// A session with one in-memory table and `partitions` target partitions.
 pub fn session_with_partitions(table: &str, columns: &[Column], partitions: usize) -> Session {
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    let session = session_of(partitions);
     session
         .register_batch(table, batch(columns))
         .expect("register table");
@@ -165,7 +174,7 @@ pub fn partitioned_session(table: &str, columns: &[Column], partitions: usize) -
     for row in 0..whole.num_rows() {
         parts[row % partitions].push(whole.slice(row, 1));
     }
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    let session = session_of(partitions);
     let provider = MemTable::try_new(whole.schema(), parts).expect("table");
     session
         .register_table(table, Arc::new(provider))
@@ -182,6 +191,57 @@ pub enum Backend {
 
 impl Backend {
     pub const ALL: [Backend; 2] = [Backend::Memory, Backend::Disk];
+}
+
+thread_local! {
+    static TEST_BACKEND: Cell<Backend> = const { Cell::new(Backend::Memory) };
+}
+
+/// The backend the sessions the running test makes keep their PTF state on.
+pub fn test_backend() -> Backend {
+    TEST_BACKEND.with(Cell::get)
+}
+
+/// Puts the running test under `backend` until dropped (also when the test panics, so a
+/// test run after it on the same thread starts in memory).
+pub fn under_backend(backend: Backend) -> impl Drop {
+    struct Scope;
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            TEST_BACKEND.with(|b| b.set(Backend::Memory));
+        }
+    }
+    TEST_BACKEND.with(|b| b.set(backend));
+    Scope
+}
+
+/// Makes each test it wraps twice: `<name>::in_memory` and `<name>::on_disk`, the second
+/// with every session the test makes through these helpers keeping its PTF state on disk
+/// with the smallest budget, so keys move out and back between calls. One body, both
+/// backends, the same assertions.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($(#[$meta:meta])* async fn $name:ident() $body:block)*) => {$(
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn body() $body
+
+            #[tokio::test]
+            async fn in_memory() {
+                let _scope = $crate::support::under_backend($crate::support::Backend::Memory);
+                body().await
+            }
+
+            #[tokio::test]
+            async fn on_disk() {
+                let _scope = $crate::support::under_backend($crate::support::Backend::Disk);
+                body().await
+            }
+        }
+    )*};
 }
 
 /// Keeps `session`'s PTF state on `backend`. On disk the budget is the smallest, so keys
@@ -206,7 +266,7 @@ pub fn session_in_single_rows(table: &str, columns: &[Column], partitions: usize
     let rows = (0..whole.num_rows())
         .map(|row| whole.slice(row, 1))
         .collect();
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(partitions));
+    let session = session_of(partitions);
     let provider = MemTable::try_new(whole.schema(), vec![rows]).expect("table");
     session
         .register_table(table, Arc::new(provider))

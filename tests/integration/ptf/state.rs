@@ -15,11 +15,10 @@ use udf_runtime::datafusion::catalog::streaming::StreamingTable;
 use udf_runtime::datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use udf_runtime::datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use udf_runtime::datafusion::physical_plan::streaming::PartitionStream;
-use udf_runtime::datafusion::prelude::SessionConfig;
 
 use super::one_processor;
 use crate::row;
-use crate::support::{Backend, batch, column, rows, strs, use_backend};
+use crate::support::{batch, column, rows, session_of, strs};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Last {
@@ -46,27 +45,28 @@ fn previous_event(
     last.event = event;
 }
 
-#[tokio::test]
-async fn clear_state_takes_effect_after_the_call() {
-    let table = vec![
-        column("k", "STRING", strs(&[Some("a"); 4])),
-        column(
-            "event",
-            "STRING",
-            strs(&[Some("x"), Some("reset"), Some("y"), Some("z")]),
-        ),
-    ];
-    let session = one_processor("events", &table);
-    session.register(previous_event).unwrap();
-    let previous: Vec<Value> = rows(
-        &session,
-        "SELECT * FROM PreviousEvent(input => TABLE events PARTITION BY k)",
-    )
-    .await
-    .into_iter()
-    .map(|r| r[1].clone())
-    .collect();
-    assert_eq!(previous, [Value::Null, "x".into(), Value::Null, "y".into()]);
+crate::on_both_backends! {
+    async fn clear_state_takes_effect_after_the_call() {
+        let table = vec![
+            column("k", "STRING", strs(&[Some("a"); 4])),
+            column(
+                "event",
+                "STRING",
+                strs(&[Some("x"), Some("reset"), Some("y"), Some("z")]),
+            ),
+        ];
+        let session = one_processor("events", &table);
+        session.register(previous_event).unwrap();
+        let previous: Vec<Value> = rows(
+            &session,
+            "SELECT * FROM PreviousEvent(input => TABLE events PARTITION BY k)",
+        )
+        .await
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+        assert_eq!(previous, [Value::Null, "x".into(), Value::Null, "y".into()]);
+    }
 }
 
 /// One-row batches of `(k, event)`, each read at its processing time: the clock is set
@@ -113,7 +113,7 @@ pub(super) fn clocked_session(timeline: &[(i64, &str, &str)]) -> Session {
         })
         .collect();
     let schema = rows[0].1.schema();
-    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
+    let session = session_of(1);
     session.set_processing_clock(Arc::new(clock.clone()));
     let source = ClockedRows {
         schema: schema.clone(),
@@ -143,9 +143,8 @@ pub(super) fn tally_function(
     out.collect(tally.count);
 }
 
-#[tokio::test]
-async fn ttl_counts_from_the_last_write_and_reads_do_not_extend_it() {
-    for backend in Backend::ALL {
+crate::on_both_backends! {
+    async fn ttl_counts_from_the_last_write_and_reads_do_not_extend_it() {
         let session = clocked_session(&[
             (0, "a", "add"),
             (5_000, "a", "peek"),
@@ -155,7 +154,6 @@ async fn ttl_counts_from_the_last_write_and_reads_do_not_extend_it() {
             (15_000, "a", "add"),
             (24_999, "a", "peek"),
         ]);
-        use_backend(&session, backend);
         session.register(tally_function).unwrap();
         let counts: Vec<Value> = rows(
             &session,
@@ -168,7 +166,7 @@ async fn ttl_counts_from_the_last_write_and_reads_do_not_extend_it() {
         // Written at 0: alive at 9,999, gone at 10,000 although read at 5,000 and 9,999.
         // Written again at 10,001 and 15,000: alive at 24,999.
         let expected: Vec<Value> = [1_i64, 1, 1, 0, 1, 2, 2].map(Value::from).to_vec();
-        assert_eq!(counts, expected, "state {backend:?}");
+        assert_eq!(counts, expected);
     }
 }
 
@@ -191,9 +189,8 @@ fn names_function(
     out.collect(alive.join(","));
 }
 
-#[tokio::test]
-async fn map_entries_expire_one_by_one() {
-    for backend in Backend::ALL {
+crate::on_both_backends! {
+    async fn map_entries_expire_one_by_one() {
         let session = clocked_session(&[
             (0, "a", "put:x"),
             (6_000, "a", "put:y"),
@@ -202,7 +199,6 @@ async fn map_entries_expire_one_by_one() {
             (16_000, "a", "peek"),
             (16_500, "b", "peek"),
         ]);
-        use_backend(&session, backend);
         session.register(names_function).unwrap();
         let alive: Vec<Value> = rows(
             &session,
@@ -214,8 +210,7 @@ async fn map_entries_expire_one_by_one() {
         .collect();
         assert_eq!(
             alive,
-            row!["x", "x,y", "z", "y", "", "z"],
-            "state {backend:?}"
+            row!["x", "x,y", "z", "y", "", "z"]
         );
     }
 }
@@ -239,36 +234,37 @@ fn toggle(
     out.collect(*on);
 }
 
-#[tokio::test]
-async fn state_at_its_initial_value_is_absent_and_frees_the_key() {
-    let keys: Vec<Option<String>> = (0..1000)
-        .flat_map(|k| [Some(format!("k{k}")), Some(format!("k{k}"))])
-        .collect();
-    let keys: Vec<Option<&str>> = keys.iter().map(Option::as_deref).collect();
-    let session = one_processor("t", &[column("k", "STRING", strs(&keys))]);
-    session.register(toggle).unwrap();
-    let df = session
-        .sql("SELECT * FROM Toggle(input => TABLE t PARTITION BY k)")
-        .await
-        .unwrap();
-    let plan = df.create_physical_plan().await.unwrap();
-    let batches = udf_runtime::datafusion::physical_plan::collect(plan.clone(), session.task_ctx())
-        .await
-        .unwrap();
-    assert_eq!(
-        batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
-        2000
-    );
-    let metrics = super::plans::ptf_metrics(&plan);
-    assert_eq!(metrics("input_rows"), 2000);
-    assert_eq!(
-        metrics("state_entries"),
-        0,
-        "every key's flag is back at false"
-    );
-    assert_eq!(
-        metrics("state_keys"),
-        0,
-        "keys without state give their slot back"
-    );
+crate::on_both_backends! {
+    async fn state_at_its_initial_value_is_absent_and_frees_the_key() {
+        let keys: Vec<Option<String>> = (0..1000)
+            .flat_map(|k| [Some(format!("k{k}")), Some(format!("k{k}"))])
+            .collect();
+        let keys: Vec<Option<&str>> = keys.iter().map(Option::as_deref).collect();
+        let session = one_processor("t", &[column("k", "STRING", strs(&keys))]);
+        session.register(toggle).unwrap();
+        let df = session
+            .sql("SELECT * FROM Toggle(input => TABLE t PARTITION BY k)")
+            .await
+            .unwrap();
+        let plan = df.create_physical_plan().await.unwrap();
+        let batches = udf_runtime::datafusion::physical_plan::collect(plan.clone(), session.task_ctx())
+            .await
+            .unwrap();
+        assert_eq!(
+            batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
+            2000
+        );
+        let metrics = crate::ptf::plans::ptf_metrics(&plan);
+        assert_eq!(metrics("input_rows"), 2000);
+        assert_eq!(
+            metrics("state_entries"),
+            0,
+            "every key's flag is back at false"
+        );
+        assert_eq!(
+            metrics("state_keys"),
+            0,
+            "keys without state give their slot back"
+        );
+    }
 }

@@ -68,37 +68,38 @@ impl Ops {
     }
 }
 
-#[tokio::test]
-async fn named_timers_replace_unnamed_ones_dedupe_and_clears_delete() {
-    let session = session(&[
-        ("a", "n:5000", 1000),
-        ("a", "n:6000", 1100),
-        ("a", "u:8000", 1200),
-        ("a", "u:7000", 1300),
-        ("a", "u:7000", 1400),
-        ("a", "c", 1500),
-        ("b", "n:4000", 1600),
-        ("b", "u:4500", 1700),
-        ("b", "a", 1800),
-        ("c", "n:3000", 1900),
-    ]);
-    session.register(Ops).unwrap();
-    let fired = rows(
-        &session,
-        "SELECT k, \"EXPR$0\", CAST(rowtime AS BIGINT) FROM Ops(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
-    )
-    .await;
-    // At the end of input every pending timer fires once, in time order (rule 29 of docs/semantics.md); `t` of
-    // a was replaced and then cleared, b's timers were all cleared, the duplicate unnamed
-    // timer of a exists once.
-    assert_eq!(
-        fired,
-        vec![
-            row!["c", "t@3000", 3000_i64],
-            row!["a", "(unnamed)@7000", 7000_i64],
-            row!["a", "(unnamed)@8000", 8000_i64],
-        ]
-    );
+crate::on_both_backends! {
+    async fn named_timers_replace_unnamed_ones_dedupe_and_clears_delete() {
+        let session = session(&[
+            ("a", "n:5000", 1000),
+            ("a", "n:6000", 1100),
+            ("a", "u:8000", 1200),
+            ("a", "u:7000", 1300),
+            ("a", "u:7000", 1400),
+            ("a", "c", 1500),
+            ("b", "n:4000", 1600),
+            ("b", "u:4500", 1700),
+            ("b", "a", 1800),
+            ("c", "n:3000", 1900),
+        ]);
+        session.register(Ops).unwrap();
+        let fired = rows(
+            &session,
+            "SELECT k, \"EXPR$0\", CAST(rowtime AS BIGINT) FROM Ops(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+        )
+        .await;
+        // At the end of input every pending timer fires once, in time order (rule 29 of docs/semantics.md); `t` of
+        // a was replaced and then cleared, b's timers were all cleared, the duplicate unnamed
+        // timer of a exists once.
+        assert_eq!(
+            fired,
+            vec![
+                row!["c", "t@3000", 3000_i64],
+                row!["a", "(unnamed)@7000", 7000_i64],
+                row!["a", "(unnamed)@8000", 8000_i64],
+            ]
+        );
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -135,58 +136,60 @@ impl Past {
     }
 }
 
-#[tokio::test]
-async fn past_timers_fire_at_the_next_advance_before_later_rows() {
-    let session = session(&[("a", "p", 20_000), ("b", "x", 21_000), ("c", "x", 22_000)]);
-    session.register(Past).unwrap();
-    let out = rows(
-        &session,
-        "SELECT k, \"EXPR$0\", CAST(rowtime AS BIGINT) FROM Past(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
-    )
-    .await;
-    // `p` (10 s, registered under no watermark) fires when the watermark reaches 20 s,
-    // before row b; `p2`, registered from on_timer at 10 s, waits for the next advance
-    // (21 s) and fires before row c (rules 26, 28 of docs/semantics.md). A timer's row carries its key and its
-    // time.
-    assert_eq!(
-        out,
-        vec![
-            row!["a", "row a", 20_000_i64],
-            row!["a", "fired p@10000 under Some(20000)", 10_000_i64],
-            row!["b", "row b", 21_000_i64],
-            row!["a", "fired p2@10000 under Some(21000)", 10_000_i64],
-            row!["c", "row c", 22_000_i64],
-        ]
-    );
+crate::on_both_backends! {
+    async fn past_timers_fire_at_the_next_advance_before_later_rows() {
+        let session = session(&[("a", "p", 20_000), ("b", "x", 21_000), ("c", "x", 22_000)]);
+        session.register(Past).unwrap();
+        let out = rows(
+            &session,
+            "SELECT k, \"EXPR$0\", CAST(rowtime AS BIGINT) FROM Past(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+        )
+        .await;
+        // `p` (10 s, registered under no watermark) fires when the watermark reaches 20 s,
+        // before row b; `p2`, registered from on_timer at 10 s, waits for the next advance
+        // (21 s) and fires before row c (rules 26, 28 of docs/semantics.md). A timer's row carries its key and its
+        // time.
+        assert_eq!(
+            out,
+            vec![
+                row!["a", "row a", 20_000_i64],
+                row!["a", "fired p@10000 under Some(20000)", 10_000_i64],
+                row!["b", "row b", 21_000_i64],
+                row!["a", "fired p2@10000 under Some(21000)", 10_000_i64],
+                row!["c", "row c", 22_000_i64],
+            ]
+        );
+    }
 }
 
-#[tokio::test]
-async fn timers_fire_while_input_still_arrives_with_several_processors() {
-    // Key x registers a timer at 1 s (its row is at 11 s); keys y1..y20 move the watermark
-    // to 40 s. Two input partitions and two processors: x's timer fires under a finite
-    // watermark, while input arrives, not at the end of input (+inf, shown as None).
-    let mut timeline = vec![("x".to_owned(), "p", 11_000)];
-    for i in 1..=20 {
-        timeline.push((format!("y{i}"), "x", 11_000 + 1500 * i));
-    }
-    let rows_in: Vec<(&str, &str, i64)> = timeline
-        .iter()
-        .map(|(k, e, t)| (k.as_str(), *e, *t))
+crate::on_both_backends! {
+    async fn timers_fire_while_input_still_arrives_with_several_processors() {
+        // Key x registers a timer at 1 s (its row is at 11 s); keys y1..y20 move the watermark
+        // to 40 s. Two input partitions and two processors: x's timer fires under a finite
+        // watermark, while input arrives, not at the end of input (+inf, shown as None).
+        let mut timeline = vec![("x".to_owned(), "p", 11_000)];
+        for i in 1..=20 {
+            timeline.push((format!("y{i}"), "x", 11_000 + 1500 * i));
+        }
+        let rows_in: Vec<(&str, &str, i64)> = timeline
+            .iter()
+            .map(|(k, e, t)| (k.as_str(), *e, *t))
+            .collect();
+        let session = partitioned_session("events", &events(&rows_in), 2);
+        session.declare_watermark("events", "ts", Duration::ZERO);
+        session.register(Past).unwrap();
+        let fired: Vec<String> = rows(
+            &session,
+            "SELECT * FROM Past(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+        )
+        .await
+        .into_iter()
+        .filter_map(|r| r[1].as_str().map(str::to_owned))
+        .filter(|text| text.starts_with("fired p@"))
         .collect();
-    let session = partitioned_session("events", &events(&rows_in), 2);
-    session.declare_watermark("events", "ts", Duration::ZERO);
-    session.register(Past).unwrap();
-    let fired: Vec<String> = rows(
-        &session,
-        "SELECT * FROM Past(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
-    )
-    .await
-    .into_iter()
-    .filter_map(|r| r[1].as_str().map(str::to_owned))
-    .filter(|text| text.starts_with("fired p@"))
-    .collect();
-    assert_eq!(fired.len(), 1, "{fired:?}");
-    assert!(fired[0].contains("under Some("), "{fired:?}");
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(fired[0].contains("under Some("), "{fired:?}");
+    }
 }
 
 /// a's second event within 60 s; b's and c's first only.
@@ -197,58 +200,60 @@ const TIMER_EVENTS: &[(&str, &str, i64)] = &[
     ("c", "first", 100_000),
 ];
 
-#[tokio::test]
-async fn timer_function_reports_second_events_and_timeouts() {
-    let session = session(TIMER_EVENTS);
-    session.register(TimerFunction).unwrap();
-    let out: Vec<Value> = rows(
-        &session,
-        "SELECT k, \"EXPR$0\" FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
-    )
-    .await
-    .into_iter()
-    .map(|r| r[1].clone())
-    .collect();
-    // a: a second event within 60 s (clear_all removes its timer); b times out at 70 s,
-    // when c's row moves the watermark to 100 s; c times out at the end of input.
-    assert_eq!(
-        out,
-        row![
-            "Second event arrived for: a",
-            "Timeout for: b",
-            "Timeout for: c",
-        ]
-    );
+crate::on_both_backends! {
+    async fn timer_function_reports_second_events_and_timeouts() {
+        let session = session(TIMER_EVENTS);
+        session.register(TimerFunction).unwrap();
+        let out: Vec<Value> = rows(
+            &session,
+            "SELECT k, \"EXPR$0\" FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
+        )
+        .await
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+        // a: a second event within 60 s (clear_all removes its timer); b times out at 70 s,
+        // when c's row moves the watermark to 100 s; c times out at the end of input.
+        assert_eq!(
+            out,
+            row![
+                "Second event arrived for: a",
+                "Timeout for: b",
+                "Timeout for: c",
+            ]
+        );
+    }
 }
 
-/// The DataFrame form names the time column with `on_time`, as the SQL call's DESCRIPTOR.
-#[tokio::test]
-async fn the_dataframe_form_takes_on_time() {
-    use udf_runtime::prelude::*;
-    let session = session(TIMER_EVENTS);
-    session.register(TimerFunction).unwrap();
-    let df = session
-        .table("events")
-        .await
-        .unwrap()
-        .partition_by(vec![col("k")])
-        .process(
-            session
-                .process_table("TimerFunction", [])
-                .unwrap()
-                .on_time("ts"),
+crate::on_both_backends! {
+    /// The DataFrame form names the time column with `on_time`, as the SQL call's DESCRIPTOR.
+    async fn the_dataframe_form_takes_on_time() {
+        use udf_runtime::prelude::*;
+        let session = session(TIMER_EVENTS);
+        session.register(TimerFunction).unwrap();
+        let df = session
+            .table("events")
+            .await
+            .unwrap()
+            .partition_by(vec![col("k")])
+            .process(
+                session
+                    .process_table("TimerFunction", [])
+                    .unwrap()
+                    .on_time("ts"),
+            )
+            .unwrap();
+        let from_sql = rows(
+            &session,
+            "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
         )
-        .unwrap();
-    let from_sql = rows(
-        &session,
-        "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
-    )
-    .await;
-    assert_eq!(from_sql.len(), 3);
-    assert_eq!(
-        crate::support::batches_to_rows(&df.collect().await.unwrap()),
-        from_sql
-    );
+        .await;
+        assert_eq!(from_sql.len(), 3);
+        assert_eq!(
+            crate::support::batches_to_rows(&df.collect().await.unwrap()),
+            from_sql
+        );
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -296,28 +301,30 @@ impl Fragile {
 const FRAGILE: &str =
     "SELECT * FROM Fragile(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))";
 
-#[tokio::test]
-async fn a_timer_failing_between_rows_names_the_function_the_timer_and_the_key() {
-    // Row x moves the watermark to 5 s: ok's timer fires, then bad's fails.
-    let session = session(&[("ok", "", 0), ("bad", "", 500), ("x", "", 5000)]);
-    session.register(Fragile).unwrap();
-    let message = error(&session, FRAGILE).await.to_lowercase();
-    assert!(
-        message.contains(
-            "process table function `fragile` failed in on_timer: no good (timer check at 1500 ms, key k => bad)"
-        ),
-        "{message}"
-    );
+crate::on_both_backends! {
+    async fn a_timer_failing_between_rows_names_the_function_the_timer_and_the_key() {
+        // Row x moves the watermark to 5 s: ok's timer fires, then bad's fails.
+        let session = session(&[("ok", "", 0), ("bad", "", 500), ("x", "", 5000)]);
+        session.register(Fragile).unwrap();
+        let message = error(&session, FRAGILE).await.to_lowercase();
+        assert!(
+            message.contains(
+                "process table function `fragile` failed in on_timer: no good (timer check at 1500 ms, key k => bad)"
+            ),
+            "{message}"
+        );
+    }
 }
 
-#[tokio::test]
-async fn a_timer_panicking_at_the_end_of_input_names_the_function_the_timer_and_the_key() {
-    let session = session(&[("ok", "", 0), ("worse", "", 100)]);
-    session.register(Fragile).unwrap();
-    let message = error(&session, FRAGILE).await.to_lowercase();
-    assert!(
-        message.contains("process table function `fragile` panicked in on_timer: worse (at tests/")
-            && message.contains(") (timer check at 1100 ms, key k => worse)"),
-        "{message}"
-    );
+crate::on_both_backends! {
+    async fn a_timer_panicking_at_the_end_of_input_names_the_function_the_timer_and_the_key() {
+        let session = session(&[("ok", "", 0), ("worse", "", 100)]);
+        session.register(Fragile).unwrap();
+        let message = error(&session, FRAGILE).await.to_lowercase();
+        assert!(
+            message.contains("process table function `fragile` panicked in on_timer: worse (at tests/")
+                && message.contains(") (timer check at 1100 ms, key k => worse)"),
+            "{message}"
+        );
+    }
 }
