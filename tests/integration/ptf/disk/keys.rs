@@ -15,7 +15,7 @@ use udf_runtime::Session;
 use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::prelude::SessionConfig;
 
-use super::{scratch, use_disk};
+use super::{in_child_ignoring_file_size_signal, is_child, limit_file_size, scratch, use_disk};
 use crate::support::{batches_to_rows, error, metric, rows};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -369,4 +369,159 @@ async fn state_cleared_after_it_came_back_from_disk_stays_cleared() {
         "keys came back from disk between their rows\n{plan}"
     );
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A level that reads back only while it is at most 10: what a value written by an older
+/// version of a state type looks like to a newer one that narrowed it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "i64")]
+struct Level(i64);
+
+impl TryFrom<i64> for Level {
+    type Error = String;
+
+    fn try_from(level: i64) -> Result<Self, String> {
+        if level <= 10 {
+            Ok(Level(level))
+        } else {
+            Err(format!("level {level} is above 10"))
+        }
+    }
+}
+
+impl From<Level> for i64 {
+    fn from(level: Level) -> i64 {
+        level.0
+    }
+}
+
+/// Raises the key's level by the row's value.
+#[ptf(name = "Levels")]
+fn levels(
+    #[state] level: &mut Level,
+    #[argument(set_semantic_table)] input: Reading,
+    out: &mut Collector<i64>,
+) {
+    level.0 += input.v;
+    out.collect(level.0);
+}
+
+#[tokio::test]
+async fn a_state_value_that_no_longer_reads_back_is_an_error_naming_the_function_and_entry() {
+    // Keys 0..400, three rounds; key 7's level reaches 12 in round 2, which its type cannot
+    // read back when the key returns from disk for round 3.
+    const KEYS: i64 = 400;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let batches: Vec<RecordBatch> = (0..3)
+        .map(|_| {
+            let k: Vec<i64> = (0..KEYS).collect();
+            let v: Vec<i64> = k.iter().map(|&k| if k == 7 { 6 } else { 1 }).collect();
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(k)), Arc::new(Int64Array::from(v))],
+            )
+            .unwrap()
+        })
+        .collect();
+    let sql = "SELECT k, \"EXPR$0\" FROM Levels(input => TABLE readings PARTITION BY k)";
+    let session_on = |disk: Option<&std::path::Path>| {
+        let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
+        let table = MemTable::try_new(schema.clone(), vec![batches.clone()]).unwrap();
+        session.register_table("readings", Arc::new(table)).unwrap();
+        session.register(levels).unwrap();
+        if let Some(root) = disk {
+            use_disk(&session, root, "4 kb");
+        }
+        session
+    };
+    // In memory the value is never read back, so the run completes (key 7 ends at 18).
+    let in_memory = rows(&session_on(None), sql).await;
+    assert!(in_memory.contains(&vec![Value::BigInt(7), Value::BigInt(18)]));
+
+    let root = scratch("no-longer-reads");
+    let message = error(&session_on(Some(&root)), sql).await;
+    for part in ["`levels`", "`level`", "`Level`"] {
+        assert!(message.contains(part), "`{part}` in: {message}");
+    }
+    assert!(
+        message.contains("cannot be read back from disk"),
+        "says where: {message}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_write_the_disk_refuses_fails_the_query_naming_the_function_and_the_cause() {
+    if !is_child() {
+        let figures = in_child_ignoring_file_size_signal(
+            "keys::a_write_the_disk_refuses_fails_the_query_naming_the_function_and_the_cause",
+        );
+        assert_eq!(figures.get("failed"), 1);
+        return;
+    }
+    // 200,000 keys with room for a few hundred. Once the query runs (its store open), no
+    // file may grow past 1 MiB: the store outgrows that as it would outgrow a full disk.
+    const KEYS: i64 = 200_000;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let batches: Vec<RecordBatch> = (0..KEYS)
+        .step_by(4096)
+        .map(|start| {
+            let k: Vec<i64> = (start..(start + 4096).min(KEYS)).collect();
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(k.clone())),
+                    Arc::new(Int64Array::from(k)),
+                ],
+            )
+            .unwrap()
+        })
+        .collect();
+    let session = Session::with_config(SessionConfig::new().with_target_partitions(1));
+    let table = MemTable::try_new(schema, vec![batches]).unwrap();
+    session.register_table("readings", Arc::new(table)).unwrap();
+    session.register(tallies).unwrap();
+    let root = scratch("refused");
+    use_disk(&session, &root, "64 kb");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let message = runtime.block_on(async {
+        let mut stream = session
+            .sql(QUERY)
+            .await
+            .unwrap()
+            .execute_stream()
+            .await
+            .unwrap();
+        let first = stream.next().await.expect("a first batch");
+        assert!(first.is_ok(), "the store works before the limit: {first:?}");
+        limit_file_size(1 << 20);
+        loop {
+            match stream.next().await {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => break e.to_string(),
+                None => panic!("the query ended without an error"),
+            }
+        }
+    });
+    println!("the query failed: {message}");
+    for part in ["`tallies`", root.to_str().unwrap()] {
+        assert!(message.contains(part), "`{part}` in: {message}");
+    }
+    // The cause: the system's own error when the processor's write failed, or the store's
+    // account of its background writer failing.
+    assert!(
+        message.contains("File too large") || message.contains("failed to write to the disk"),
+        "the cause in: {message}"
+    );
+    // The failed run's directory went with it.
+    let left: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(&root);
+    println!("figures failed=1");
 }

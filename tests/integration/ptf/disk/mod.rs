@@ -7,7 +7,9 @@ mod keys;
 mod map_view;
 mod timers;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use udf_runtime::Session;
 
@@ -39,17 +41,80 @@ fn is_child() -> bool {
 /// Runs test `test` (its path under `ptf::disk`) alone in a child process and gives the
 /// `name=value` figures of the line it printed starting with `figures`.
 fn in_child(test: &str) -> Figures {
-    let output = std::process::Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["--exact", &format!("ptf::disk::{test}"), "--nocapture"])
+    let mut command = std::process::Command::new(std::env::current_exe().expect("the test binary"));
+    command.args(["--exact", &format!("ptf::disk::{test}"), "--nocapture"]);
+    run_child(command)
+}
+
+/// [`in_child`] with the signal a write past the file size limit sends ignored, so such a
+/// write fails with an error instead of ending the child (see [`limit_file_size`]).
+fn in_child_ignoring_file_size_signal(test: &str) -> Figures {
+    let mut command = std::process::Command::new("sh");
+    command.args([
+        "-c",
+        "trap '' XFSZ; exec \"$0\" \"$@\"",
+        std::env::current_exe()
+            .expect("the test binary")
+            .to_str()
+            .expect("a UTF-8 path"),
+        "--exact",
+        &format!("ptf::disk::{test}"),
+        "--nocapture",
+    ]);
+    run_child(command)
+}
+
+/// From now on, no file of this process may grow past `bytes`: a write beyond fails as a
+/// write to a full disk does (util-linux's `prlimit` sets the limit on this process).
+fn limit_file_size(bytes: u64) {
+    let status = std::process::Command::new("prlimit")
+        .args([
+            "--pid",
+            &std::process::id().to_string(),
+            &format!("--fsize={bytes}:{bytes}"),
+        ])
+        .status()
+        .expect("prlimit (util-linux) runs");
+    assert!(status.success(), "prlimit: {status}");
+}
+
+/// The longest a child may take: a hang is a failure, not a stuck run.
+const CHILD_LIMIT: Duration = Duration::from_secs(300);
+
+fn run_child(mut command: std::process::Command) -> Figures {
+    let mut child = command
         .env(CHILD, "1")
-        .output()
-        .expect("the child runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the child starts");
+    // Read its output on threads, so a full pipe cannot stall it while it is waited for.
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the child's status") {
+            break status;
+        }
+        if started.elapsed() > CHILD_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child did not finish within {CHILD_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (out.join().expect("stdout"), err.join().expect("stderr"));
+    assert!(status.success(), "{status}\n{stdout}\n{stderr}");
     let line = stdout
         .lines()
         .find(|l| l.starts_with("figures "))

@@ -145,8 +145,62 @@ pub(crate) fn encode_live<E: serde::Serialize>(
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     postcard::from_bytes(bytes).map_err(|e| {
         Error::msg(format!(
-            "a saved state entry does not read as `{}`: {e}",
-            std::any::type_name::<T>()
+            "the saved value does not read as `{}` (was it saved by another version of \
+             the type?): {e}",
+            readable_type_name(std::any::type_name::<T>())
         ))
     })
+}
+
+/// A type's name as its user wrote it: without module paths, and without the wrapper that
+/// stamps values with their write time (`a::Stamped<b::Level>` reads `Level`).
+fn readable_type_name(name: &str) -> String {
+    let mut readable = String::with_capacity(name.len());
+    let mut segment = String::new();
+    for c in name.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            segment.push(c);
+            continue;
+        }
+        readable.push_str(segment.rsplit("::").next().unwrap_or(""));
+        segment.clear();
+        readable.push(c);
+    }
+    readable.push_str(segment.rsplit("::").next().unwrap_or(""));
+    const WRAPPER: &str = "Stamped<";
+    while let Some(start) = readable.find(WRAPPER) {
+        let inner = start + WRAPPER.len();
+        let mut depth = 1;
+        let end = readable[inner..].char_indices().find_map(|(at, c)| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(inner + at)
+        });
+        let Some(end) = end else { break };
+        readable.replace_range(end..=end, "");
+        readable.replace_range(start..inner, "");
+    }
+    readable
+}
+
+#[cfg(test)]
+mod readable_type_name_tests {
+    use super::readable_type_name;
+
+    #[test]
+    fn paths_and_the_stamp_wrapper_go() {
+        assert_eq!(
+            readable_type_name("udf_core::ptf::state::ttl::Stamped<my_crate::state::Level>"),
+            "Level"
+        );
+        assert_eq!(
+            readable_type_name(
+                "alloc::vec::Vec<(alloc::string::String, udf_core::ttl::Stamped<core::option::Option<i64>>)>"
+            ),
+            "Vec<(String, Option<i64>)>"
+        );
+    }
 }

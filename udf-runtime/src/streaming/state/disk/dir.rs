@@ -17,6 +17,8 @@ static RUNS: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 pub struct StateDir {
     path: PathBuf,
+    /// The function whose state it holds.
+    function: String,
     keep: bool,
 }
 
@@ -37,11 +39,19 @@ impl StateDir {
         };
         let path = root.join(name);
         std::fs::create_dir_all(root).map_err(|e| dir_error(root, "cannot be created", e))?;
-        Ok(StateDir { path, keep })
+        Ok(StateDir {
+            path,
+            function: function.to_owned(),
+            keep,
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub fn function(&self) -> &str {
+        &self.function
     }
 
     /// Empties a directory an earlier, finished run left (the store's lock says whether one

@@ -1,7 +1,7 @@
 //! The disk store of one PTF run: a fjall database in the run's directory, and a keyspace per
 //! processor (processors never share keys, so they never contend for one tree).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -24,35 +24,62 @@ pub struct StoreMemory {
     pub memtable: u64,
 }
 
+/// Whose store it is and where: what its errors name.
+#[derive(Debug)]
+struct Owner {
+    function: String,
+    path: PathBuf,
+}
+
+impl Owner {
+    fn error(&self, doing: &str, cause: fjall::Error) -> DataFusionError {
+        // A write fjall's background worker could not make stops the store, and the worker
+        // keeps its cause to itself (it only logs it).
+        let cause = match cause {
+            fjall::Error::Poisoned => "its background writer failed to write to the disk \
+                 (full, or refusing writes) and stopped the store"
+                .to_owned(),
+            cause => cause.to_string(),
+        };
+        DataFusionError::Execution(format!(
+            "the state of `{}` could not {doing} in its store at `{}`: {cause}",
+            self.function,
+            self.path.display()
+        ))
+    }
+}
+
 /// A run's store. The database closes before its directory goes (field order).
 pub struct DiskStore {
     db: Database,
+    owner: Arc<Owner>,
     ttl: TtlTable,
     memory: StoreMemory,
-    dir: StateDir,
+    /// Held for its removal when the store goes.
+    _dir: StateDir,
 }
 
 impl DiskStore {
     /// Opens a fresh store in `dir`, within `memory`. A directory another running query
     /// holds is an error; one an earlier run left is emptied first.
     pub fn open(dir: StateDir, ttl: TtlTable, memory: StoreMemory) -> Result<Self> {
-        let path = dir.path().to_owned();
-        if path.exists() {
+        let owner = Arc::new(Owner {
+            function: dir.function().to_owned(),
+            path: dir.path().to_owned(),
+        });
+        if owner.path.exists() {
             // Opening it takes its lock: that says whether its run is still going.
-            drop(open_database(&path, &ttl, memory)?);
+            drop(open_database(&owner, &ttl, memory)?);
             dir.clear_leftover()?;
         }
-        let db = open_database(&path, &ttl, memory)?;
+        let db = open_database(&owner, &ttl, memory)?;
         Ok(DiskStore {
             db,
+            owner,
             ttl,
             memory,
-            dir,
+            _dir: dir,
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
     }
 
     /// The TTL table the store's compactions judge expiry by.
@@ -81,18 +108,19 @@ impl DiskStore {
                         Leveled::default().with_table_target_size(TABLE_TARGET_BYTES),
                     ))
             })
-            .map_err(|e| store_error(self.path(), "open a processor's keyspace", e))?;
+            .map_err(|e| self.owner.error("open a processor's keyspace", e))?;
         Ok(ProcessorStore {
             keyspace,
             metrics: Arc::default(),
-            path: Arc::from(self.path()),
+            owner: self.owner.clone(),
             memtable: self.memory.memtable,
             unsealed: Arc::default(),
         })
     }
 }
 
-fn open_database(path: &Path, ttl: &TtlTable, memory: StoreMemory) -> Result<Database> {
+fn open_database(owner: &Owner, ttl: &TtlTable, memory: StoreMemory) -> Result<Database> {
+    let path = &owner.path;
     let factory: Option<Arc<dyn Factory>> = ttl.any().then(|| Arc::new(ttl.clone()) as _);
     Database::builder(path)
         .cache_size(memory.cache)
@@ -112,7 +140,7 @@ fn open_database(path: &Path, ttl: &TtlTable, memory: StoreMemory) -> Result<Dat
                 "the state directory `{}` is in use by another running query",
                 path.display()
             )),
-            e => store_error(path, "open", e),
+            e => owner.error("open", e),
         })
 }
 
@@ -128,7 +156,7 @@ pub struct StoreMetrics {
 pub struct ProcessorStore {
     keyspace: Keyspace,
     metrics: Arc<StoreMetrics>,
-    path: Arc<Path>,
+    owner: Arc<Owner>,
     /// The memtable's size limit, and about what it holds now.
     memtable: u64,
     unsealed: Arc<AtomicU64>,
@@ -151,7 +179,7 @@ impl ProcessorStore {
         let value = self
             .keyspace
             .get(key)
-            .map_err(|e| store_error(&self.path, "read an entry", e))?;
+            .map_err(|e| self.owner.error("read an entry", e))?;
         if let Some(value) = &value {
             self.count_read(key.len() + value.len());
         }
@@ -164,7 +192,7 @@ impl ProcessorStore {
             .fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
         self.keyspace
             .insert(key, value)
-            .map_err(|e| store_error(&self.path, "write an entry", e))?;
+            .map_err(|e| self.owner.error("write an entry", e))?;
         self.wrote(key.len() + value.len())
     }
 
@@ -174,7 +202,7 @@ impl ProcessorStore {
             .fetch_add(key.len() as u64, Ordering::Relaxed);
         self.keyspace
             .remove(key)
-            .map_err(|e| store_error(&self.path, "remove an entry", e))?;
+            .map_err(|e| self.owner.error("remove an entry", e))?;
         self.wrote(key.len())
     }
 
@@ -186,7 +214,7 @@ impl ProcessorStore {
         &self,
         writes: impl Iterator<Item = (&'w [u8], Option<&'w [u8]>)>,
     ) -> Result<()> {
-        let failed = |e| store_error(&self.path, "write a run of entries", e);
+        let failed = |e| self.owner.error("write a run of entries", e);
         let mut ingestion = self.keyspace.start_ingestion().map_err(failed)?;
         let mut bytes = 0;
         for (key, value) in writes {
@@ -223,7 +251,7 @@ impl ProcessorStore {
         self.keyspace
             .rotate_memtable()
             .map(drop)
-            .map_err(|e| store_error(&self.path, "seal its memtable", e))
+            .map_err(|e| self.owner.error("seal its memtable", e))
     }
 
     /// The entries under `prefix` in key order, read as the iteration goes (nothing is
@@ -235,7 +263,7 @@ impl ProcessorStore {
         self.keyspace.prefix(prefix).map(move |guard| {
             let (key, value) = guard
                 .into_inner()
-                .map_err(|e| store_error(&self.path, "read entries", e))?;
+                .map_err(|e| self.owner.error("read entries", e))?;
             self.count_read(key.len() + value.len());
             Ok((key, value))
         })
@@ -251,7 +279,7 @@ impl ProcessorStore {
         self.keyspace.range(first..=last).map(move |guard| {
             let (key, value) = guard
                 .into_inner()
-                .map_err(|e| store_error(&self.path, "read entries", e))?;
+                .map_err(|e| self.owner.error("read entries", e))?;
             self.count_read(key.len() + value.len());
             Ok((key, value))
         })
@@ -262,11 +290,7 @@ impl ProcessorStore {
         self.keyspace
             .prefix(prefix)
             .next_back()
-            .map(|guard| {
-                guard
-                    .key()
-                    .map_err(|e| store_error(&self.path, "read entries", e))
-            })
+            .map(|guard| guard.key().map_err(|e| self.owner.error("read entries", e)))
             .transpose()
     }
 
@@ -291,7 +315,7 @@ impl ProcessorStore {
         self.keyspace
             .rotate_memtable_and_wait()
             .and_then(|()| self.keyspace.major_compact())
-            .map_err(|e| store_error(&self.path, "compact", e))
+            .map_err(|e| self.owner.error("compact", e))
     }
 
     fn count_read(&self, bytes: usize) {
@@ -299,15 +323,6 @@ impl ProcessorStore {
             .bytes_read
             .fetch_add(bytes as u64, Ordering::Relaxed);
     }
-}
-
-/// A store failure as a query error: where, doing what, and why (a full disk reads
-/// "No space left on device").
-fn store_error(path: &Path, doing: &str, cause: fjall::Error) -> DataFusionError {
-    DataFusionError::Execution(format!(
-        "the state store at `{}` could not {doing}: {cause}",
-        path.display()
-    ))
 }
 
 /// A store of its own for a unit test, in a fresh directory that goes with it.
@@ -324,7 +339,7 @@ pub fn test_store(name: &str, ttls: Vec<Option<i64>>) -> DiskStore {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::Path;
 
     use super::super::layout::{StoreKey, split_stamp, stamped};
     use super::*;
