@@ -78,8 +78,15 @@ fn limit_file_size(bytes: u64) {
     assert!(status.success(), "prlimit: {status}");
 }
 
-/// The longest a child may take: a hang is a failure, not a stuck run.
-const CHILD_LIMIT: Duration = Duration::from_secs(300);
+/// The longest a child may take: a hang is a failure, not a stuck run. The larger runs the
+/// flags ask for set their own (`UDF_DISK_CHILD_SECONDS`).
+fn child_limit() -> Duration {
+    let seconds = std::env::var("UDF_DISK_CHILD_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(seconds)
+}
 
 fn run_child(mut command: std::process::Command) -> Figures {
     let mut child = command
@@ -101,15 +108,15 @@ fn run_child(mut command: std::process::Command) -> Figures {
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let started = Instant::now();
+    let (started, limit) = (Instant::now(), child_limit());
     let status = loop {
         if let Some(status) = child.try_wait().expect("the child's status") {
             break status;
         }
-        if started.elapsed() > CHILD_LIMIT {
+        if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the child did not finish within {CHILD_LIMIT:?}");
+            panic!("the child did not finish within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };

@@ -285,6 +285,29 @@ impl ProcessorStore {
         })
     }
 
+    /// The entries under `prefix` from `first` on, in key order, read as the iteration goes.
+    pub fn from<'s>(
+        &'s self,
+        first: &[u8],
+        prefix: &[u8],
+    ) -> impl Iterator<Item = Result<(Slice, Slice)>> + use<'s> {
+        let prefix = prefix.to_vec();
+        self.keyspace
+            .range(first.to_vec()..)
+            .map(move |guard| {
+                let (key, value) = guard
+                    .into_inner()
+                    .map_err(|e| self.owner.error("read entries", e))?;
+                self.count_read(key.len() + value.len());
+                Ok((key, value))
+            })
+            .take_while(move |entry| {
+                entry
+                    .as_ref()
+                    .map_or(true, |(key, _)| key.starts_with(&prefix))
+            })
+    }
+
     /// The greatest key under `prefix`, if there is one (one seek from the end).
     pub fn last_key(&self, prefix: &[u8]) -> Result<Option<Slice>> {
         self.keyspace

@@ -22,8 +22,10 @@ pub struct DueOnDisk {
 
 #[derive(Default)]
 pub struct DiskTimers {
-    /// No timer on disk is earlier than this (none on disk without it).
-    earliest: Option<i64>,
+    /// No timer on disk fires before this (time, id) (none on disk without it). Scans for due
+    /// timers start here: the entries of timers taken back before it are removed, and an LSM
+    /// store steps over what is removed one entry at a time until compaction drops it.
+    earliest: Option<(i64, u64)>,
     /// Timers on disk.
     held: usize,
     key: StoreKey,
@@ -66,7 +68,8 @@ impl DiskTimers {
                 None => self.record.extend_from_slice(&UNNAMED.to_le_bytes()),
             }
             writes.put(self.key.due(timer.time, timer.id, key), &[]);
-            self.earliest = Some(self.earliest.map_or(timer.time, |e| e.min(timer.time)));
+            let at = (timer.time, timer.id);
+            self.earliest = Some(self.earliest.map_or(at, |e| e.min(at)));
         }
         writes.put(self.key.timers(key), &self.record);
         self.held += timers.len();
@@ -102,25 +105,27 @@ impl DiskTimers {
             keys: Vec::new(),
             bound: None,
         };
-        if self.earliest.is_none_or(|earliest| earliest > watermark) {
+        let Some((time, id)) = self.earliest.filter(|&(time, _)| time <= watermark) else {
             return Ok(due);
-        }
+        };
         // What stays on disk: the first timer after the ones taken, and any registered too
         // late for this batch.
-        let mut earliest: Option<i64> = None;
+        let mut earliest: Option<(i64, u64)> = None;
+        let mut stays = |at: (i64, u64)| earliest = Some(earliest.map_or(at, |e| e.min(at)));
         let mut last = None;
-        for entry in store.scan(&StoreKey::due_prefix()) {
+        let first = self.key.due(time, id, &[]).to_vec();
+        for entry in store.from(&first, &StoreKey::due_prefix()) {
             let (store_key, _) = entry?;
             let (time, id, key) = StoreKey::parse_due(&store_key).ok_or_else(damaged)?;
             if time > watermark || due.keys.len() == max {
-                earliest = Some(earliest.map_or(time, |e| e.min(time)));
+                stays((time, id));
                 if due.keys.len() == max {
                     due.bound = last;
                 }
                 break;
             }
             if id >= limit {
-                earliest = Some(earliest.map_or(time, |e| e.min(time)));
+                stays((time, id));
                 continue;
             }
             due.keys.push(key.to_vec());
