@@ -86,6 +86,7 @@ pub const ALL: &[Workload] = &[
     ptf_disk::PTF_COUNTER_DISK,
     ptf_disk::PTF_COUNTER_10M,
     ptf_disk::PTF_COUNTER_DISK_10M,
+    ptf_disk::PTF_MAPVIEW,
     ptf_disk::PTF_MAPVIEW_DISK,
 ];
 

@@ -20,7 +20,7 @@ use udf_runtime::datafusion::prelude::SessionConfig;
 use super::{
     in_child, is_child, peak_resident_bytes, reset_peak_resident, resident_bytes, scratch, use_disk,
 };
-use crate::support::{Backend, rows, use_backend};
+use crate::support::{Backend, metric, rows, use_backend};
 
 const BATCH: u64 = 8192;
 /// Partition keys; each holds a map of `pairs / KEYS` entries.
@@ -130,6 +130,37 @@ async fn a_map_view_on_disk_gives_the_results_in_memory() {
     assert_eq!(results[0], expected);
 }
 
+/// The items in use stay in memory: a map that fits the cache never reads or writes the
+/// store, and one that does not reads back only the entries it wrote out (the first round's
+/// entries are new, known missing without a read).
+#[tokio::test]
+async fn map_entries_in_use_are_served_from_memory() {
+    let pairs = 20_000u64;
+    for (budget, fits) in [("64 mb", true), ("4 mb", false)] {
+        let root = scratch(&format!("item-cache-{fits}"));
+        let session = session(pairs, 1);
+        use_disk(&session, &root, budget);
+        let analyzed = rows(&session, &format!("EXPLAIN ANALYZE {QUERY}")).await;
+        let plan = format!("{analyzed:?}");
+        let (hits, misses) = (
+            metric(&plan, "state_item_cache_hits"),
+            metric(&plan, "state_item_cache_misses"),
+        );
+        assert_eq!(hits + misses, (2 * pairs) as f64, "a read per row\n{plan}");
+        let written = metric(&plan, "state_bytes_written");
+        if fits {
+            assert_eq!((misses, written), (0.0, 0.0), "{plan}");
+        } else {
+            assert!(written > 0.0, "{plan}");
+            assert!(
+                misses > 0.0 && misses <= pairs as f64,
+                "only second sights read the store\n{plan}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
+
 /// The memory budget of the large run.
 const BUDGET: u64 = 20 << 20;
 /// What the run may take beyond the budget, over the process's memory after a small warm-up
@@ -147,11 +178,15 @@ fn pairs() -> u64 {
 
 /// Runs the query over `pairs` pairs with the budget (one processor: a hash repartition in
 /// front of two would buffer input that the test does not mean to measure); the rows, the
-/// sum of their counts and how many counts were 2.
-async fn run(pairs: u64, name: &str) -> [u64; 3] {
+/// sum of their counts, how many counts were 2, and the bytes the store left on disk (kept
+/// for the count).
+async fn run(pairs: u64, name: &str) -> [u64; 4] {
     let root = scratch(name);
     let session = session(pairs, 1);
     use_disk(&session, &root, &format!("{BUDGET} b"));
+    session
+        .set_option("state.backend.fjall.keep-directory", "true")
+        .unwrap();
     let mut output = session
         .sql(QUERY)
         .await
@@ -168,8 +203,27 @@ async fn run(pairs: u64, name: &str) -> [u64; 3] {
         sum += counts.values().iter().map(|&c| c as u64).sum::<u64>();
         seconds += counts.values().iter().filter(|&&c| c == 2).count() as u64;
     }
+    drop(output);
+    let on_disk = disk_usage(&root);
     let _ = std::fs::remove_dir_all(&root);
-    [rows, sum, seconds]
+    [rows, sum, seconds, on_disk]
+}
+
+/// Bytes the files under `dir` take on disk (blocks, not lengths: the store's journal is
+/// made long and sparse).
+fn disk_usage(dir: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(meta) if meta.is_dir() => disk_usage(&entry.path()),
+            Ok(meta) => meta.blocks() * 512,
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 /// The child's part: a warm-up run, then the large one; prints what the large one saw and
@@ -180,9 +234,9 @@ async fn large_map_figures() {
     reset_peak_resident();
     let pairs = pairs();
     let started = std::time::Instant::now();
-    let [rows, sum, seconds] = run(pairs, "large-map").await;
+    let [rows, sum, seconds, on_disk] = run(pairs, "large-map").await;
     println!(
-        "figures pairs={pairs} rows={rows} sum={sum} seconds={seconds} baseline={baseline} peak={} millis={}",
+        "figures pairs={pairs} rows={rows} sum={sum} seconds={seconds} on_disk={on_disk} baseline={baseline} peak={} millis={}",
         peak_resident_bytes(),
         started.elapsed().as_millis()
     );
@@ -208,6 +262,13 @@ fn a_map_view_four_times_the_budget_stays_within_it() {
         figures.get("sum"),
         3 * pairs,
         "1 for each first sight, 2 for each second"
+    );
+    // Each entry's store key holds its key and event bytes; compressed and compacted, the
+    // store takes less than that a entry, journal included.
+    let on_disk = figures.get("on_disk");
+    assert!(
+        on_disk > 0 && on_disk < pairs * (EVENT_BYTES as u64 + 32),
+        "{on_disk} bytes on disk for {pairs} entries"
     );
     let (baseline, peak) = (figures.get("baseline"), figures.get("peak"));
     assert!(

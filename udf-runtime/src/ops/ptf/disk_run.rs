@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use datafusion::common::Result;
+use udf_core::StateKind;
 
 use super::call::PtfCall;
 use crate::session::state_backend::StateBackendConfig;
@@ -17,7 +18,10 @@ use crate::streaming::state::disk::ttl::TtlTable;
 pub struct DiskShare {
     pub run: Arc<DiskStore>,
     pub processor: usize,
+    /// For resident keys.
     pub budget: u64,
+    /// For the cache of view items (none without views).
+    pub views_budget: u64,
 }
 
 #[derive(Debug, Default)]
@@ -61,11 +65,25 @@ impl DiskRuns {
         // The store's part of the budget is set aside (see `store_memory`).
         let store = store_memory(config, processors);
         let memtables = 2 * store.memtable * processors.max(1) as u64;
-        let for_keys = config.memory_budget.saturating_sub(store.cache + memtables);
+        let for_processor =
+            config.memory_budget.saturating_sub(store.cache + memtables) / processors.max(1) as u64;
+        // The items of views in use get half, or three quarters without value entries (a
+        // resident key then takes little more than its bytes).
+        let views = call
+            .spec
+            .state
+            .iter()
+            .filter(|s| s.kind != StateKind::Value);
+        let views_budget = match (views.count(), call.spec.state.len()) {
+            (0, _) => 0,
+            (views, all) if views == all => for_processor / 4 * 3,
+            _ => for_processor / 2,
+        };
         Ok(Some(DiskShare {
             run,
             processor,
-            budget: for_keys / processors.max(1) as u64,
+            budget: for_processor - views_budget,
+            views_budget,
         }))
     }
 }
@@ -92,7 +110,7 @@ fn open_run(call: &PtfCall, config: &StateBackendConfig, processors: usize) -> R
 
 /// The store's part of the budget: a quarter for fjall's block cache, an eighth for writes
 /// waiting to be flushed (each processor's memtable and one being flushed); resident keys
-/// have the rest.
+/// and the view items in use have the rest.
 fn store_memory(config: &StateBackendConfig, processors: usize) -> StoreMemory {
     StoreMemory {
         cache: config.memory_budget / 4,

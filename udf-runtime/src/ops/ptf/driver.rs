@@ -244,8 +244,11 @@ impl Driver {
         let disk = disk
             .map(|share| Ok::<_, DataFusionError>((share.run.processor(share.processor)?, share)))
             .transpose()?;
-        let backend = match &disk {
-            Some((store, _)) => StateBackend::Items(Arc::new(ViewItems::new(store.clone()))),
+        let views = disk
+            .as_ref()
+            .map(|(store, share)| Arc::new(ViewItems::new(store.clone(), share.views_budget)));
+        let backend = match &views {
+            Some(views) => StateBackend::Items(views.clone()),
             None => StateBackend::InMemory,
         };
         let setup = ProcessorSetup {
@@ -294,7 +297,8 @@ impl Driver {
         )?;
         let mut metrics = metrics;
         if let Some((store, share)) = disk {
-            state = state.with_disk(share.run, store, share.budget)?;
+            let views = views.expect("made with the disk share");
+            state = state.with_disk(share.run, store, share.budget, views)?;
             metrics = metrics.with_disk();
         }
         let prefix = prefix_of(call);
@@ -884,6 +888,9 @@ impl Driver {
             gauges.cache_hits.set(counts.hits);
             gauges.cache_misses.set(counts.loads);
             gauges.evictions.set(counts.evictions);
+            let items = disk.views().counts();
+            gauges.item_hits.set(items.hits);
+            gauges.item_misses.set(items.misses);
             let store = disk.store();
             let io = store.metrics();
             gauges
@@ -1081,6 +1088,10 @@ struct DiskMetrics {
     cache_misses: Gauge,
     /// Keys whose state was moved out to disk.
     evictions: Gauge,
+    /// View item reads answered in memory.
+    item_hits: Gauge,
+    /// View item reads that went to the store.
+    item_misses: Gauge,
     bytes_read: Gauge,
     bytes_written: Gauge,
     /// Entries in the processor's store (approximate until compaction).
@@ -1113,6 +1124,8 @@ impl ProcessorMetrics {
             cache_hits: gauge("state_cache_hits"),
             cache_misses: gauge("state_cache_misses"),
             evictions: gauge("state_evictions"),
+            item_hits: gauge("state_item_cache_hits"),
+            item_misses: gauge("state_item_cache_misses"),
             bytes_read: gauge("state_bytes_read"),
             bytes_written: gauge("state_bytes_written"),
             entries_on_disk: gauge("state_entries_on_disk"),

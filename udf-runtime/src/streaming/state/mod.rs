@@ -83,8 +83,9 @@ impl KeyedState {
         run: std::sync::Arc<disk::store::DiskStore>,
         store: disk::store::ProcessorStore,
         budget: u64,
+        views: std::sync::Arc<disk::items::ViewItems>,
     ) -> Result<Self> {
-        self.disk = Some(Residency::new(run, store, budget, &mut self.keys)?);
+        self.disk = Some(Residency::new(run, store, budget, views, &mut self.keys)?);
         Ok(self)
     }
 

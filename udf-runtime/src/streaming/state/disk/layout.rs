@@ -159,8 +159,14 @@ pub fn leading(bytes: &[u8]) -> u128 {
 }
 
 /// `stamp · payload` into `out` (cleared first).
+#[cfg(test)]
 pub fn stamped(stamp: i64, payload: &[u8], out: &mut Vec<u8>) {
     out.clear();
+    push_stamped(stamp, payload, out);
+}
+
+/// `stamp · payload` appended to `out`.
+pub fn push_stamped(stamp: i64, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&stamp.to_le_bytes());
     out.extend_from_slice(payload);
 }

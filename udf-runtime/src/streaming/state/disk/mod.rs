@@ -10,6 +10,7 @@
 //! - `ttl.rs`: the compaction filter that drops expired entries in the background.
 //! - `store.rs`: the store itself, with what it read and wrote.
 //! - `items.rs`: list and map views' items, read and written one by one.
+//! - `item_cache.rs`: the view items in use, in memory, written back as they leave.
 //! - `timers.rs`: the timers of keys on disk, in firing order.
 //! - `sorted_reads.rs`: the keys arriving with a batch read back together, in key order.
 //! - `write_set.rs`: the writes of a move out, written together.
@@ -19,6 +20,7 @@
 //!   out.
 
 pub mod dir;
+pub mod item_cache;
 pub mod items;
 pub mod layout;
 pub mod moved_out;

@@ -12,8 +12,9 @@
 //! The keys arriving with a batch are read back together, in key order (`sorted_reads.rs`),
 //! and the keys of a move out are written together (`write_set.rs`).
 //!
-//! List and map views are not moved: their items live in the store all along (`items.rs`),
-//! found by key bytes; a slot handed out is bound to its key's bytes for them.
+//! List and map views are not moved: their items are found by key bytes (`items.rs`), cached
+//! in memory while in use and in the store otherwise; a slot handed out is bound to its key's
+//! bytes for them.
 //!
 //! A key's timers move with it (`timers.rs`): the timer service holds those of resident keys;
 //! the timers a watermark makes due on disk bring their keys back to fire.
@@ -24,6 +25,7 @@ use datafusion::common::{DataFusionError, Result};
 use udf_core::ptf::{StateStores, StoredItem, save_items};
 use udf_core::{StateKind, StateSpec};
 
+use super::items::ViewItems;
 use super::layout::{StoreKey, leading, split_stamp};
 use super::moved_out::{MovedOut, key_hash};
 use super::sorted_reads::SortedReads;
@@ -91,6 +93,8 @@ pub struct Residency {
     timers: DiskTimers,
     /// The keys that may have value entries or timers on disk: the others are not looked for.
     moved_out: MovedOut,
+    /// The views' items (their cache is written back before the store is read directly).
+    views: Arc<ViewItems>,
 }
 
 impl Residency {
@@ -99,6 +103,7 @@ impl Residency {
         run: Arc<DiskStore>,
         store: ProcessorStore,
         budget: u64,
+        views: Arc<ViewItems>,
         keys: &mut KeyTable,
     ) -> Result<Self> {
         keys.log_taken_slots();
@@ -125,6 +130,7 @@ impl Residency {
             counts: ResidencyCounts::default(),
             timers: DiskTimers::default(),
             moved_out: MovedOut::default(),
+            views,
         })
     }
 
@@ -134,6 +140,10 @@ impl Residency {
 
     pub fn store(&self) -> &ProcessorStore {
         &self.store
+    }
+
+    pub fn views(&self) -> &ViewItems {
+        &self.views
     }
 
     /// After `used` slots were looked up for a batch: the keys handed new slots get their
@@ -420,6 +430,7 @@ impl Residency {
                 .get(store_key.entry(entry, key))?
                 .and_then(|value| split_stamp(&value).map(|(_, saved)| saved.to_vec())));
         }
+        self.views.write_back()?;
         let prefix = store_key.items(entry, key);
         let items = self
             .store
@@ -439,6 +450,8 @@ impl Residency {
             let store_key = self.key.entry(entry, key);
             return self.store.remove(store_key);
         }
+        self.views.write_back()?;
+        self.views.forget(entry, key);
         let prefix = self.key.items(entry, key).to_vec();
         let doomed = self
             .store
@@ -474,6 +487,7 @@ impl Residency {
             }
             return Ok(keys);
         }
+        self.views.write_back()?;
         // One key's items are one run of the scan.
         let map = spec.kind == StateKind::Map;
         let mut keys: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();

@@ -78,6 +78,15 @@ impl WriteSet {
         });
     }
 
+    /// Writes gathered so far.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
     /// Writes everything gathered to `store` and starts empty. Of writes to one key, the
     /// last counts.
     pub fn commit(&mut self, store: &ProcessorStore) -> Result<()> {
