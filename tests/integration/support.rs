@@ -7,9 +7,9 @@ use udf_core::Value;
 use udf_core::arrow::array::{ArrayRef, RecordBatch};
 use udf_core::arrow::datatypes::{Field, Schema};
 use udf_core::types::DataType;
-use udf_runtime::Session;
 use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::prelude::SessionConfig;
+use udf_runtime::{PtfHarnessBuilder, Session};
 
 /// A table column: name, SQL type and values.
 pub struct Column {
@@ -247,15 +247,34 @@ macro_rules! on_both_backends {
 /// Keeps `session`'s PTF state on `backend`. On disk the budget is the smallest, so keys
 /// move out after every call and come back for their next rows.
 pub fn use_backend(session: &Session, backend: Backend) {
-    if backend == Backend::Disk {
-        let root = std::env::temp_dir().join("udf-tests-state");
-        session.set_option("state.backend.type", "fjall").unwrap();
-        session
-            .set_option("state.backend.fjall.localdir", root.to_str().unwrap())
-            .unwrap();
-        session
-            .set_option("state.backend.fjall.memory-budget", "1 kb")
-            .unwrap();
+    for (key, value) in backend_options(backend) {
+        session.set_option(key, &value).unwrap();
+    }
+}
+
+/// A harness under the running test's backend (see [`use_backend`]).
+pub fn harness_on_test_backend(mut builder: PtfHarnessBuilder) -> PtfHarnessBuilder {
+    for (key, value) in backend_options(test_backend()) {
+        builder = builder.option(key, &value);
+    }
+    builder
+}
+
+/// The session options that put PTF state on `backend`.
+fn backend_options(backend: Backend) -> Vec<(&'static str, String)> {
+    match backend {
+        Backend::Memory => Vec::new(),
+        Backend::Disk => {
+            let root = std::env::temp_dir().join("udf-tests-state");
+            vec![
+                ("state.backend.type", "fjall".to_owned()),
+                (
+                    "state.backend.fjall.localdir",
+                    root.to_str().unwrap().to_owned(),
+                ),
+                ("state.backend.fjall.memory-budget", "1 kb".to_owned()),
+            ]
+        }
     }
 }
 

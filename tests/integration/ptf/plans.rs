@@ -13,31 +13,39 @@ use udf_runtime::datafusion::physical_plan::ExecutionPlan;
 
 use crate::support::{explain, partitioned_session};
 
-#[tokio::test]
-async fn explain_of_a_set_semantics_call() {
-    let session = partitioned_session("events", &super::events(), 2);
-    session.register(efficient_second_event_function).unwrap();
-    let plan = explain(
-        &session,
-        "SELECT * FROM EfficientSecondEventFunction(input => TABLE events PARTITION BY \"user\", uid => 'pairs')",
-    )
-    .await;
-    insta::assert_snapshot!(plan);
+crate::on_both_backends! {
+    async fn explain_of_a_set_semantics_call() {
+        let session = partitioned_session("events", &crate::ptf::events(), 2);
+        session.register(efficient_second_event_function).unwrap();
+        let plan = explain(
+            &session,
+            "SELECT * FROM EfficientSecondEventFunction(input => TABLE events PARTITION BY \"user\", uid => 'pairs')",
+        )
+        .await;
+        // One snapshot for both backends: the plan does not depend on where state lives.
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!("integration__ptf__plans__explain_of_a_set_semantics_call", plan);
+        });
+    }
 }
 
-#[tokio::test]
-async fn explain_of_a_call_with_event_time() {
-    let session = partitioned_session("events", &super::timers_table(), 2);
-    session.declare_watermark("events", "ts", std::time::Duration::from_secs(1));
-    session
-        .register(udf_examples::ptf::timer::TimerFunction)
-        .unwrap();
-    let plan = explain(
-        &session,
-        "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
-    )
-    .await;
-    insta::assert_snapshot!(plan);
+crate::on_both_backends! {
+    async fn explain_of_a_call_with_event_time() {
+        let session = partitioned_session("events", &crate::ptf::timers_table(), 2);
+        session.declare_watermark("events", "ts", std::time::Duration::from_secs(1));
+        session
+            .register(udf_examples::ptf::timer::TimerFunction)
+            .unwrap();
+        let plan = explain(
+            &session,
+            "SELECT * FROM TimerFunction(input => TABLE events PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts))",
+        )
+        .await;
+        // One snapshot for both backends: the plan does not depend on where state lives.
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!("integration__ptf__plans__explain_of_a_call_with_event_time", plan);
+        });
+    }
 }
 
 #[test]

@@ -63,6 +63,7 @@ pub struct PtfHarnessBuilder {
     tables: Vec<HarnessTable>,
     on_time: Vec<String>,
     args: Vec<(String, ScalarValue)>,
+    /// The first failure of registering the function or setting an option.
     registered: Result<()>,
 }
 
@@ -105,6 +106,15 @@ impl PtfHarnessBuilder {
     pub fn on_time(mut self, column: &str) -> Self {
         if !self.on_time.iter().any(|c| c == column) {
             self.on_time.push(column.to_owned());
+        }
+        self
+    }
+
+    /// Sets session option `key` for the call, as `SET 'key' = 'value'` would — e.g.
+    /// `state.backend.type` to run the processor with its state on disk.
+    pub fn option(mut self, key: &str, value: &str) -> Self {
+        if self.registered.is_ok() {
+            self.registered = self.session.set_option(key, value);
         }
         self
     }
