@@ -13,8 +13,8 @@
 //! later knows whether its key is in the store, and the items themselves, so an item never
 //! written is known missing without a read even when others of its key were (a map growing
 //! by new entries, the common case). The items' filter takes about 1.5 bytes an item; once
-//! it would take more than half the budget it is dropped, and reads of keys with
-//! items on disk go to the store again.
+//! it would take more than half the budget it gives up, and reads of keys with items on disk
+//! go to the store again.
 
 use std::collections::BTreeMap;
 
@@ -31,10 +31,12 @@ const ITEM_OVERHEAD: usize = 112;
 const GROUP_OVERHEAD: usize = 128;
 /// Uses sampled to pick which items leave.
 const SAMPLE: usize = 4096;
-/// The share of the budget the items' filter may take (then it is dropped): a filter entry
+/// The share of the budget the items' filter may take (then it gives up): a filter entry
 /// takes 1.5 bytes, a cached item a hundred and more, and only the filter knows that an item
 /// never written is missing.
-const ITEM_FILTER_SHARE: usize = 2;
+const ITEM_FILTER_SHARE: u64 = 2;
+/// The share the prefixes' filter may take.
+const PREFIX_FILTER_SHARE: u64 = 8;
 
 /// What the cache answered (EXPLAIN ANALYZE shows it).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +94,8 @@ pub struct ItemCache {
     groups: HashMap<Box<[u8]>, Group>,
     /// Prefixes whose items may be in the store.
     written: MovedOut,
-    /// Store keys of the items that may be in the store; `None` once it grew too large.
-    written_items: Option<MovedOut>,
+    /// Store keys of the items that may be in the store.
+    written_items: MovedOut,
     bytes: usize,
     budget: usize,
     uses: u64,
@@ -105,8 +107,8 @@ impl ItemCache {
     pub fn new(budget: u64) -> Self {
         ItemCache {
             groups: HashMap::default(),
-            written: MovedOut::default(),
-            written_items: Some(MovedOut::default()),
+            written: MovedOut::with_limit(budget / PREFIX_FILTER_SHARE),
+            written_items: MovedOut::with_limit(budget / ITEM_FILTER_SHARE),
             bytes: 0,
             budget: usize::try_from(budget).unwrap_or(usize::MAX),
             uses: 0,
@@ -120,8 +122,7 @@ impl ItemCache {
 
     /// Memory the cache takes, as it counts it.
     pub fn bytes(&self) -> usize {
-        let items_filter = self.written_items.as_ref().map_or(0, MovedOut::bytes);
-        self.bytes + (self.written.bytes() + items_filter) as usize
+        self.bytes + (self.written.bytes() + self.written_items.bytes()) as usize
     }
 
     /// What the cache knows of the item whose store key is `store_key`: its key's prefix
@@ -141,11 +142,7 @@ impl ItemCache {
             }
             None => self.written.may_contain(prefix),
         };
-        let on_disk = on_disk
-            && self
-                .written_items
-                .as_ref()
-                .is_none_or(|items| items.may_contain(store_key));
+        let on_disk = on_disk && self.written_items.may_contain(store_key);
         if on_disk {
             self.counts.misses += 1;
             Lookup::Unknown
@@ -256,16 +253,10 @@ impl ItemCache {
         self.note_written(&written, &items_written);
     }
 
-    /// Notes prefixes and items written to the store; drops the items' filter once it is
-    /// too large.
+    /// Notes prefixes and items written to the store.
     fn note_written(&mut self, prefixes: &[u64], items: &[u64]) {
         self.written.insert_all(prefixes);
-        if let Some(filter) = &mut self.written_items {
-            filter.insert_all(items);
-            if filter.bytes() as usize > self.budget / ITEM_FILTER_SHARE {
-                self.written_items = None;
-            }
-        }
+        self.written_items.insert_all(items);
     }
 
     /// The use at or below which about `share` of the items lie, from a sample.

@@ -11,6 +11,10 @@
 //! asked (one cache miss an insert, not one a layer). A key added again after a new layer
 //! began is counted twice, but at most once a layer, and a layer holding more keys than are
 //! ever moved out never fills: the filter stays within a few times the keys moved out.
+//!
+//! A filter may be given a size limit (a share of the memory budget): a layer that would take
+//! it past the limit is not made, and the filter gives up — it says "maybe" for every key from
+//! then on, so keys are looked for in the store again, and its memory is freed.
 
 /// Keys the first layer is made for.
 const FIRST_LAYER_KEYS: usize = 1 << 16;
@@ -21,9 +25,18 @@ const BITS_PER_KEY: usize = 12;
 const PROBES: u32 = 6;
 const BLOCK_BITS: usize = 512;
 
-#[derive(Default)]
 pub struct MovedOut {
     layers: Vec<Layer>,
+    /// The most bytes the layers may take.
+    limit: u64,
+    /// Past its limit: every key may be on disk.
+    gave_up: bool,
+}
+
+impl Default for MovedOut {
+    fn default() -> Self {
+        MovedOut::with_limit(u64::MAX)
+    }
 }
 
 struct Layer {
@@ -33,6 +46,21 @@ struct Layer {
 }
 
 impl MovedOut {
+    /// A filter that gives up rather than take more than `limit` bytes.
+    pub fn with_limit(limit: u64) -> Self {
+        MovedOut {
+            layers: Vec::new(),
+            limit,
+            gave_up: false,
+        }
+    }
+
+    /// Whether it gave up (every key may be on disk).
+    #[cfg(test)]
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
+    }
+
     /// Notes that `key` has entries or timers on disk.
     #[cfg(test)]
     pub fn insert(&mut self, key: &[u8]) {
@@ -50,7 +78,7 @@ impl MovedOut {
 
     #[inline]
     fn insert_hash(&mut self, hash: u64) {
-        if self.layers.last().is_some_and(|layer| layer.contains(hash)) {
+        if self.gave_up || self.layers.last().is_some_and(|layer| layer.contains(hash)) {
             return;
         }
         if self
@@ -62,6 +90,11 @@ impl MovedOut {
                 .layers
                 .last()
                 .map_or(FIRST_LAYER_KEYS, |layer| layer.capacity * GROWTH);
+            if self.bytes() + Layer::bytes_for(capacity) > self.limit {
+                self.gave_up = true;
+                self.layers = Vec::new();
+                return;
+            }
             self.layers.push(Layer::new(capacity));
         }
         self.layers.last_mut().expect("pushed above").insert(hash);
@@ -69,13 +102,13 @@ impl MovedOut {
 
     /// Whether no key was moved out.
     pub fn is_empty(&self) -> bool {
-        self.layers.is_empty()
+        self.layers.is_empty() && !self.gave_up
     }
 
     /// Whether `key` may have entries or timers on disk (`false`: it certainly has none).
     pub fn may_contain(&self, key: &[u8]) -> bool {
         let hash = hash(key);
-        self.layers.iter().any(|layer| layer.contains(hash))
+        self.gave_up || self.layers.iter().any(|layer| layer.contains(hash))
     }
 
     /// Memory the filter takes (counted against the memory budget).
@@ -89,12 +122,19 @@ impl MovedOut {
 
 impl Layer {
     fn new(capacity: usize) -> Self {
-        let blocks = (capacity * BITS_PER_KEY).div_ceil(BLOCK_BITS).max(1);
         Layer {
-            blocks: vec![[0; BLOCK_BITS / 64]; blocks],
+            blocks: vec![[0; BLOCK_BITS / 64]; Layer::blocks_for(capacity)],
             capacity,
             len: 0,
         }
+    }
+
+    fn blocks_for(capacity: usize) -> usize {
+        (capacity * BITS_PER_KEY).div_ceil(BLOCK_BITS).max(1)
+    }
+
+    fn bytes_for(capacity: usize) -> u64 {
+        (Layer::blocks_for(capacity) * BLOCK_BITS / 8) as u64
     }
 
     /// The block of `hash` (from its low half) and its bits (from a mix of all of it).
@@ -209,6 +249,24 @@ mod tests {
             "{}",
             filter.bytes()
         );
+    }
+
+    #[test]
+    fn a_filter_past_its_limit_says_maybe_for_every_key_and_frees_its_memory() {
+        let limit = 1 << 20;
+        let mut filter = MovedOut::with_limit(limit);
+        let mut keys = 0u64;
+        while !filter.gave_up() {
+            assert!(filter.bytes() <= limit);
+            filter.insert(&keys.to_be_bytes());
+            keys += 1;
+            assert!(keys < 10_000_000, "it gives up");
+        }
+        assert!(keys > 100_000, "it held keys until the next layer: {keys}");
+        assert_eq!(filter.bytes(), 0);
+        assert!(!filter.is_empty());
+        assert!(filter.may_contain(b"never moved out"));
+        assert!((0..keys).all(|key| filter.may_contain(&key.to_be_bytes())));
     }
 
     #[test]

@@ -129,7 +129,8 @@ impl Residency {
             uses: 0,
             counts: ResidencyCounts::default(),
             timers: DiskTimers::default(),
-            moved_out: MovedOut::default(),
+            // Half the budget at most: past that, keys are looked for on disk.
+            moved_out: MovedOut::with_limit(budget / 2),
             views,
         })
     }
