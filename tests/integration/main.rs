@@ -7,6 +7,7 @@ mod examples;
 mod lifecycle;
 mod ptf;
 mod scalar;
+mod shell;
 mod support;
 mod table;
 mod table_aggregate;

@@ -14,6 +14,7 @@ mod functions;
 mod ops;
 mod plan;
 mod session;
+pub mod shell;
 mod streaming;
 
 #[cfg(test)]

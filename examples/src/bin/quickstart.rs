@@ -15,14 +15,7 @@ use udf_runtime::prelude::*;
 #[tokio::main]
 async fn main() -> udf_runtime::datafusion::error::Result<()> {
     let session = Session::new();
-    let orders = udf_examples::data_dir().join("orders.csv");
-    session
-        .register_csv(
-            "orders",
-            orders.to_str().expect("UTF-8 path"),
-            CsvReadOptions::new(),
-        )
-        .await?;
+    udf_examples::register_orders(&session).await?;
 
     session.register(substring)?;
     session.register_as(

@@ -1,0 +1,270 @@
+//! A SQL shell that carries the user's functions: the user registers them on a [`Session`]
+//! and hands it over —
+//!
+//! ```no_run
+//! # async fn main_() -> std::process::ExitCode {
+//! let session = udf_runtime::Session::new();
+//! // session.register(my_function)?; ...
+//! udf_runtime::shell::run(session).await
+//! # }
+//! ```
+//!
+//! `-c "SQL"` runs statements and exits, `-f file.sql` runs a file, and without either the
+//! shell reads statements from the terminal (line editing and history, statements ending in
+//! `;` over several lines, `\?` for help, `\q` to quit). A script stops at its first failing
+//! statement with exit code 1 unless `--continue` is given. Results print as Flink's SQL
+//! client prints them (`results.rs`); `SHOW FUNCTIONS` and `DESCRIBE FUNCTION f` answer from
+//! the catalog (`catalog.rs`). In the terminal, Ctrl-C stops the running query (its tasks
+//! end with it) and returns to the prompt.
+
+mod args;
+mod catalog;
+mod console;
+mod repl;
+mod results;
+mod split;
+
+use datafusion::common::{DataFusionError, Result};
+use datafusion::physical_plan::{ExecutionPlanProperties, execute_stream};
+use futures::StreamExt;
+
+pub use args::Args;
+pub use console::{Console, Terminal, Transcript};
+pub use results::ResultMode;
+pub use split::{Piece, Splitter, split_script};
+
+use crate::Session;
+use catalog::CatalogStatement;
+use results::RowPrinter;
+
+/// The option that picks how results print.
+const RESULT_MODE: &str = "sql-client.execution.result-mode";
+
+/// Runs the shell on `session` as the process's arguments ask (see [`Args`]); the exit code
+/// a script can rely on.
+pub async fn run(session: Session) -> std::process::ExitCode {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}\n\n{}", Args::USAGE);
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if args.help {
+        println!("{}", Args::USAGE);
+        return std::process::ExitCode::SUCCESS;
+    }
+    let mut shell = Shell::new(session).continue_on_error(args.continue_on_error);
+    let mut console = Terminal;
+    let script = match (&args.command, &args.file) {
+        (Some(command), _) => Some(command.clone()),
+        (None, Some(file)) => match std::fs::read_to_string(file) {
+            Ok(text) => Some(text),
+            Err(error) => {
+                eprintln!("[ERROR] cannot read {}: {error}", file.display());
+                return std::process::ExitCode::from(2);
+            }
+        },
+        (None, None) => None,
+    };
+    let succeeded = match script {
+        Some(script) => shell.run_script(&script, &mut console).await,
+        None => repl::run(&mut shell, &mut console).await,
+    };
+    if succeeded {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
+/// What a piece of input asks of the shell next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    Continue,
+    Quit,
+}
+
+/// A session and how it prints.
+pub struct Shell {
+    session: Session,
+    mode: ResultMode,
+    continue_on_error: bool,
+    /// Ctrl-C cancels a running query (in the terminal; a script ends as a process does).
+    interruptible: bool,
+}
+
+impl Shell {
+    pub fn new(session: Session) -> Self {
+        Shell {
+            session,
+            mode: ResultMode::default(),
+            continue_on_error: false,
+            interruptible: false,
+        }
+    }
+
+    /// Whether a script goes on after a failing statement.
+    pub fn continue_on_error(mut self, yes: bool) -> Self {
+        self.continue_on_error = yes;
+        self
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Runs every statement and command of `script`; whether all succeeded. It stops at the
+    /// first failure unless told to continue, and at `\q`.
+    pub async fn run_script(&mut self, script: &str, console: &mut dyn Console) -> bool {
+        let mut succeeded = true;
+        for piece in split_script(script) {
+            match self.run_piece(piece, console).await {
+                Ok(Next::Continue) => {}
+                Ok(Next::Quit) => break,
+                Err(()) => {
+                    succeeded = false;
+                    if !self.continue_on_error {
+                        break;
+                    }
+                }
+            }
+        }
+        succeeded
+    }
+
+    /// Runs one piece; a failure is printed (and given as `Err`).
+    pub async fn run_piece(&mut self, piece: Piece, console: &mut dyn Console) -> Result<Next, ()> {
+        let outcome = match piece {
+            Piece::Statement(sql) => self
+                .run_statement(&sql, console)
+                .await
+                .map(|()| Next::Continue),
+            Piece::Command(command) => self.run_command(&command, console).await,
+        };
+        outcome.map_err(|error| console.err(&format!("[ERROR] {}\n", message(&error))))
+    }
+
+    async fn run_statement(&mut self, sql: &str, console: &mut dyn Console) -> Result<()> {
+        if let Some((key, value)) = crate::plan::set_option::parse(sql)
+            && key.eq_ignore_ascii_case(RESULT_MODE)
+        {
+            self.mode = value.parse()?;
+            console.out("[INFO] Session property has been set.\n");
+            return Ok(());
+        }
+        if let Some(statement) = CatalogStatement::parse(sql) {
+            let batch = statement.answer(&self.session)?;
+            let mut printer = RowPrinter::new(ResultMode::Table, &batch.schema(), true);
+            printer.print(&[batch], console)?;
+            printer.finish(console);
+            return Ok(());
+        }
+        let is_set = crate::plan::set_option::parse(sql).is_some();
+        let frame = self.session.sql(sql).await?;
+        if frame.schema().fields().is_empty() {
+            console.out(if is_set {
+                "[INFO] Session property has been set.\n"
+            } else {
+                "[INFO] Execute statement succeeded.\n"
+            });
+            return Ok(());
+        }
+        let plan = frame.create_physical_plan().await?;
+        let bounded = !plan.boundedness().is_unbounded();
+        let schema = plan.schema();
+        let mut stream = execute_stream(plan, self.session.context().task_ctx())?;
+        let mut printer = RowPrinter::new(self.mode, &schema, bounded);
+        if self.mode == ResultMode::Table && bounded {
+            let mut batches = Vec::new();
+            while let Some(batch) = self.next_batch(&mut stream).await {
+                match batch? {
+                    Some(batch) => batches.push(batch),
+                    None => {
+                        printer.cancel(console);
+                        return Ok(());
+                    }
+                }
+            }
+            printer.print(&batches, console)?;
+            printer.finish(console);
+            return Ok(());
+        }
+        while let Some(batch) = self.next_batch(&mut stream).await {
+            match batch? {
+                Some(batch) => printer.print(&[batch], console)?,
+                None => {
+                    printer.cancel(console);
+                    return Ok(());
+                }
+            }
+        }
+        printer.finish(console);
+        Ok(())
+    }
+
+    /// The stream's next batch; `Some(Ok(None))` when Ctrl-C cancelled the query.
+    async fn next_batch(
+        &self,
+        stream: &mut datafusion::execution::SendableRecordBatchStream,
+    ) -> Option<Result<Option<datafusion::arrow::array::RecordBatch>>> {
+        if !self.interruptible {
+            return stream.next().await.map(|batch| batch.map(Some));
+        }
+        tokio::select! {
+            batch = stream.next() => batch.map(|batch| batch.map(Some)),
+            _ = tokio::signal::ctrl_c() => Some(Ok(None)),
+        }
+    }
+
+    async fn run_command(&mut self, command: &str, console: &mut dyn Console) -> Result<Next> {
+        let mut words = command.split_whitespace();
+        match (words.next().unwrap_or_default(), words.next()) {
+            ("\\q" | "\\quit", None) => Ok(Next::Quit),
+            ("\\?" | "\\h" | "\\help", None) => {
+                console.out(HELP);
+                Ok(Next::Continue)
+            }
+            ("\\df", None) => {
+                self.run_statement("SHOW FUNCTIONS", console).await?;
+                Ok(Next::Continue)
+            }
+            ("\\df", Some(name)) => {
+                self.run_statement(&format!("DESCRIBE FUNCTION {name}"), console)
+                    .await?;
+                Ok(Next::Continue)
+            }
+            _ => Err(DataFusionError::Plan(format!(
+                "unknown command `{command}` (\\? lists the commands)"
+            ))),
+        }
+    }
+}
+
+/// An error as the user should read it: DataFusion's wrapping prefixes left out.
+fn message(error: &DataFusionError) -> String {
+    let text = error.to_string();
+    for prefix in [
+        "Execution error: ",
+        "Error during planning: ",
+        "External error: ",
+    ] {
+        if let Some(rest) = text.strip_prefix(prefix) {
+            return rest.to_owned();
+        }
+    }
+    text
+}
+
+const HELP: &str = "\
+Statements end with `;` and may span lines. Besides SQL (SELECT, CREATE TABLE with WATERMARK,
+SET 'key' = 'value', EXPLAIN [ANALYZE], calls of table, aggregate and process table functions):
+  SHOW FUNCTIONS                   the functions registered, with their kinds
+  DESCRIBE FUNCTION f              f's signatures, capabilities and state entries
+  SET 'sql-client.execution.result-mode' = 'table' | 'tableau' | 'changelog'
+Commands:
+  \\df [f]    SHOW FUNCTIONS, or DESCRIBE FUNCTION f
+  \\?         this help
+  \\q         quit
+Ctrl-C stops a running query; Ctrl-D quits.
+";
