@@ -146,7 +146,8 @@ impl Shell {
     }
 
     async fn run_statement(&mut self, sql: &str, console: &mut dyn Console) -> Result<()> {
-        if let Some((key, value)) = crate::plan::set_option::parse(sql)
+        let set = crate::plan::set_option::parse(sql);
+        if let Some((key, value)) = &set
             && key.eq_ignore_ascii_case(RESULT_MODE)
         {
             self.mode = value.parse()?;
@@ -160,10 +161,9 @@ impl Shell {
             printer.finish(console);
             return Ok(());
         }
-        let is_set = crate::plan::set_option::parse(sql).is_some();
         let frame = self.session.sql(sql).await?;
         if frame.schema().fields().is_empty() {
-            console.out(if is_set {
+            console.out(if set.is_some() {
                 "[INFO] Session property has been set.\n"
             } else {
                 "[INFO] Execute statement succeeded.\n"

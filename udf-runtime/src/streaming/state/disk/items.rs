@@ -102,8 +102,10 @@ impl ItemStore for ViewItems {
         let Inner {
             cache, key: buffer, ..
         } = &mut *inner;
-        let prefix_len = buffer.items(entry, key).len();
-        match cache.lookup(buffer.item(entry, key, item), prefix_len) {
+        // Built once: the cache looks it up, the store reads it on a miss.
+        let store_key = buffer.item(entry, key, item);
+        let prefix_len = store_key.len() - item.len();
+        match cache.lookup(store_key, prefix_len) {
             Lookup::Cached(Some((written, value))) => {
                 out.clear();
                 out.extend_from_slice(value);
@@ -112,7 +114,6 @@ impl ItemStore for ViewItems {
             Lookup::Cached(None) | Lookup::Missing => return Ok(None),
             Lookup::Unknown => {}
         }
-        let store_key = buffer.item(entry, key, item);
         let found = self.store.get(store_key).map_err(failed)?;
         let prefix = &store_key[..prefix_len];
         let written = match &found {
