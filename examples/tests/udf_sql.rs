@@ -2,7 +2,8 @@
 //! print what they ran (golden files) and exit with codes a script can rely on. In a real
 //! pseudo-terminal: a query over the bundled orders with a user function prints its table; a
 //! streaming query over the unbounded `ticks` table prints rows while its input goes on; Ctrl-C
-//! stops it and the prompt comes back; the next query works; `\q` ends the shell.
+//! stops it and the prompt comes back; the next query works; `\q` ends the shell. A long query
+//! shows a progress line in the terminal, and none when its output is piped.
 //!
 //! A test binary of its own (it needs the `udf-sql` binary cargo builds for this package), and a
 //! small one: it links only the standard library, libc and insta.
@@ -199,6 +200,69 @@ fn the_shell_in_a_terminal() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status}");
+}
+
+/// A CSV file of `rows` rows (`k`, `v`) in a directory of its own, for queries that take a
+/// while; the directory (removed after the test).
+fn large_csv(name: &str, rows: usize) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("udf-sql-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::from("k,v\n");
+    for i in 0..rows {
+        text.push_str(&format!("{},{}\n", i % 1000, i));
+    }
+    std::fs::write(dir.join("large.csv"), text).unwrap();
+    dir
+}
+
+/// Rows enough for a query over them to run well past the moment progress shows (half a
+/// second): about four seconds here, unoptimized.
+const LARGE_ROWS: usize = 3_000_000;
+
+/// The statements of the long query over [`large_csv`]'s file.
+fn long_query(dir: &std::path::Path) -> String {
+    format!(
+        "CREATE EXTERNAL TABLE large (k BIGINT, v BIGINT) STORED AS CSV LOCATION '{}/' \
+         OPTIONS ('format.has_header' 'true'); \
+         SELECT COUNT(*) AS n, MAX(cnt) AS most FROM counter(input => TABLE large PARTITION BY k);",
+        dir.display()
+    )
+}
+
+#[test]
+fn a_long_query_shows_its_progress_in_a_terminal_only() {
+    let dir = large_csv("progress", LARGE_ROWS);
+    let mut terminal = Terminal::start();
+    terminal.wait_for(0, "prompt", |t| t.contains("udf-sql> "));
+    let from = terminal.len();
+    terminal.type_text(&format!("{}\r", long_query(&dir)));
+    // While it runs: rows and bytes read against the file's size, the time and the rate.
+    let progress = terminal.wait_for(from, "progress line", |t| {
+        t.contains(" rows · ") && t.contains(" MiB (") && t.contains(" rows/s")
+    });
+    let line = progress
+        .rsplit("\x1b[2K")
+        .find(|part| part.contains(" rows/s"))
+        .unwrap_or_default();
+    assert!(line.contains(" MiB of "), "{line}");
+    let result = terminal.wait_for(from, "result", |t| {
+        t.contains("1 row in set") && t.contains("udf-sql> ")
+    });
+    let expected = format!("| {LARGE_ROWS} | {} |", LARGE_ROWS / 1000);
+    assert!(result.contains(&expected), "{result}");
+    // The line is erased before the table prints.
+    assert!(result.contains("\r\x1b[2K+---"), "{result}");
+    terminal.type_text("\\q\r");
+
+    // Piped output: the same query, no progress line anywhere.
+    let (code, out, err) = udf_sql(&["-c", &long_query(&dir)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&expected), "{out}");
+    assert!(
+        !out.contains("rows/s") && !err.contains("rows/s"),
+        "{out}{err}"
+    );
 }
 
 /// Runs `udf-sql` with `args`: its exit code, standard output and standard error.

@@ -8,6 +8,9 @@ pub trait Console {
     fn out(&mut self, text: &str);
     /// Errors.
     fn err(&mut self, text: &str);
+    /// A line that stays in place until the next one replaces it (progress); an empty one
+    /// clears it. Only a terminal shows it.
+    fn status(&mut self, _line: &str) {}
 }
 
 /// The process's standard output and error.
@@ -25,6 +28,11 @@ impl Console for Terminal {
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(text.as_bytes());
         let _ = err.flush();
+    }
+
+    fn status(&mut self, line: &str) {
+        // Back to the line's start and erase it, then the new text without a line break.
+        self.err(&format!("\r\x1b[2K{line}"));
     }
 }
 

@@ -15,18 +15,30 @@
 //! statement with exit code 1 unless `--continue` is given. Results print as Flink's SQL
 //! client prints them (`results.rs`); `SHOW FUNCTIONS` and `DESCRIBE FUNCTION f` answer from
 //! the catalog (`catalog.rs`). In the terminal, Ctrl-C stops the running query (its tasks
-//! end with it) and returns to the prompt.
+//! end with it) and returns to the prompt, and a long bounded query shows its progress
+//! (`progress/`).
 
 mod args;
 mod catalog;
 mod console;
+mod progress;
 mod repl;
 mod results;
 mod split;
 
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::{DataFusionError, Result};
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_plan::{ExecutionPlanProperties, execute_stream};
 use futures::StreamExt;
+use object_store::local::LocalFileSystem;
 
 pub use args::Args;
 pub use console::{Console, Terminal, Transcript};
@@ -35,6 +47,8 @@ pub use split::{Piece, Splitter, split_script};
 
 use crate::Session;
 use catalog::CatalogStatement;
+use progress::read_bytes::CountingStore;
+use progress::{Progress, ProgressLine, redraw_ticks};
 use results::RowPrinter;
 
 /// The option that picks how results print.
@@ -55,6 +69,10 @@ pub async fn run(session: Session) -> std::process::ExitCode {
         return std::process::ExitCode::SUCCESS;
     }
     let mut shell = Shell::new(session).continue_on_error(args.continue_on_error);
+    // Progress only for a person watching: not when output goes to a file or a pipe.
+    if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
+        shell = shell.show_progress();
+    }
     let mut console = Terminal;
     let script = match (&args.command, &args.file) {
         (Some(command), _) => Some(command.clone()),
@@ -92,6 +110,8 @@ pub struct Shell {
     continue_on_error: bool,
     /// Ctrl-C cancels a running query (in the terminal; a script ends as a process does).
     interruptible: bool,
+    /// The bytes read from local files, when long bounded queries show their progress.
+    bytes_read: Option<Arc<AtomicU64>>,
 }
 
 impl Shell {
@@ -101,7 +121,19 @@ impl Shell {
             mode: ResultMode::default(),
             continue_on_error: false,
             interruptible: false,
+            bytes_read: None,
         }
+    }
+
+    /// Long bounded queries show a progress line (through [`Console::status`]); local files
+    /// are read through a store that counts their bytes.
+    pub fn show_progress(mut self) -> Self {
+        let store = CountingStore::new(Arc::new(LocalFileSystem::new()));
+        self.bytes_read = Some(store.counter());
+        self.session
+            .context()
+            .register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
+        self
     }
 
     /// Whether a script goes on after a failing statement.
@@ -172,48 +204,97 @@ impl Shell {
         }
         let plan = frame.create_physical_plan().await?;
         let bounded = !plan.boundedness().is_unbounded();
+        let mut progress = match &self.bytes_read {
+            Some(read) if bounded => Some(ProgressLine::new(Progress::of(&plan, Arc::clone(read)))),
+            _ => None,
+        };
         let schema = plan.schema();
-        let mut stream = execute_stream(plan, self.session.context().task_ctx())?;
+        let stream = execute_stream(plan, self.session.context().task_ctx())?;
+        let outcome = self
+            .print_results(stream, schema, bounded, &mut progress, console)
+            .await;
+        clear(&mut progress, console);
+        outcome
+    }
+
+    /// Prints a query's rows as the result mode asks, as they come or once complete.
+    async fn print_results(
+        &self,
+        mut stream: SendableRecordBatchStream,
+        schema: SchemaRef,
+        bounded: bool,
+        progress: &mut Option<ProgressLine>,
+        console: &mut dyn Console,
+    ) -> Result<()> {
+        // The query runs in a task of its own: polling its stream here could compute for
+        // seconds before it returned, with no redraw and no Ctrl-C meanwhile. Dropping the task
+        // (on Ctrl-C or an error) stops the query.
+        let (sender, mut receiver) = tokio::sync::mpsc::channel(2);
+        let _query = SpawnedTask::spawn(async move {
+            while let Some(batch) = stream.next().await {
+                if sender.send(batch).await.is_err() {
+                    break;
+                }
+            }
+        });
         let mut printer = RowPrinter::new(self.mode, &schema, bounded);
-        if self.mode == ResultMode::Table && bounded {
-            let mut batches = Vec::new();
-            while let Some(batch) = self.next_batch(&mut stream).await {
-                match batch? {
-                    Some(batch) => batches.push(batch),
-                    None => {
-                        printer.cancel(console);
-                        return Ok(());
-                    }
-                }
+        let mut batches = Vec::new();
+        let whole = self.mode == ResultMode::Table && bounded;
+        let mut redraw = match progress {
+            Some(_) => redraw_ticks(),
+            None => tokio::sync::mpsc::channel(1).1,
+        };
+        while let Some(batch) = self
+            .next_batch(&mut receiver, &mut redraw, progress, console)
+            .await
+        {
+            let Some(batch) = batch? else {
+                clear(progress, console);
+                printer.cancel(console);
+                return Ok(());
+            };
+            if whole {
+                batches.push(batch);
+            } else {
+                clear(progress, console);
+                printer.print(&[batch], console)?;
             }
-            printer.print(&batches, console)?;
-            printer.finish(console);
-            return Ok(());
         }
-        while let Some(batch) = self.next_batch(&mut stream).await {
-            match batch? {
-                Some(batch) => printer.print(&[batch], console)?,
-                None => {
-                    printer.cancel(console);
-                    return Ok(());
-                }
-            }
+        clear(progress, console);
+        if whole {
+            printer.print(&batches, console)?;
         }
         printer.finish(console);
         Ok(())
     }
 
-    /// The stream's next batch; `Some(Ok(None))` when Ctrl-C cancelled the query.
+    /// The query's next batch; `Some(Ok(None))` when Ctrl-C cancelled the query. The progress
+    /// line is redrawn meanwhile.
     async fn next_batch(
         &self,
-        stream: &mut datafusion::execution::SendableRecordBatchStream,
-    ) -> Option<Result<Option<datafusion::arrow::array::RecordBatch>>> {
-        if !self.interruptible {
-            return stream.next().await.map(|batch| batch.map(Some));
-        }
-        tokio::select! {
-            batch = stream.next() => batch.map(|batch| batch.map(Some)),
-            _ = tokio::signal::ctrl_c() => Some(Ok(None)),
+        batches: &mut tokio::sync::mpsc::Receiver<Result<RecordBatch>>,
+        redraw: &mut tokio::sync::mpsc::Receiver<()>,
+        progress: &mut Option<ProgressLine>,
+        console: &mut dyn Console,
+    ) -> Option<Result<Option<RecordBatch>>> {
+        let interrupted = async {
+            if self.interruptible {
+                let _ = tokio::signal::ctrl_c().await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::pin!(interrupted);
+        loop {
+            tokio::select! {
+                batch = batches.recv() => return batch.map(|batch| batch.map(Some)),
+                _ = &mut interrupted => return Some(Ok(None)),
+                Some(()) = redraw.recv(), if progress.is_some() => {
+                    if let Some(progress) = progress {
+                        progress.redraw(console);
+                    }
+                }
+            }
         }
     }
 
@@ -238,6 +319,12 @@ impl Shell {
                 "unknown command `{command}` (\\? lists the commands)"
             ))),
         }
+    }
+}
+
+fn clear(progress: &mut Option<ProgressLine>, console: &mut dyn Console) {
+    if let Some(progress) = progress {
+        progress.clear(console);
     }
 }
 

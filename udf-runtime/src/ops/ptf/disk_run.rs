@@ -63,8 +63,8 @@ impl DiskRuns {
             }
         };
         // The store's part of the budget is set aside (see `store_memory`).
-        let store = store_memory(config, processors);
-        let memtables = 2 * store.memtable * processors.max(1) as u64;
+        let store = store_memory(config, processors, keyspaces(call));
+        let memtables = 2 * store.memtable * (processors.max(1) * keyspaces(call)) as u64;
         let for_processor =
             config.memory_budget.saturating_sub(store.cache + memtables) / processors.max(1) as u64;
         // The items of views in use get half, or three quarters without value entries (a
@@ -105,15 +105,31 @@ fn open_run(call: &PtfCall, config: &StateBackendConfig, processors: usize) -> R
                 .map(|ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
         })
         .collect();
-    DiskStore::open(dir, TtlTable::new(ttls), store_memory(config, processors))
+    DiskStore::open(
+        dir,
+        TtlTable::new(ttls),
+        store_memory(config, processors, keyspaces(call)),
+    )
+}
+
+/// A processor's keyspaces: one for value entries and timers, and one for view items if the
+/// function has views (`DiskStore::items`).
+fn keyspaces(call: &PtfCall) -> usize {
+    1 + usize::from(has_views(call))
+}
+
+/// Whether `call`'s function keeps list or map views.
+pub fn has_views(call: &PtfCall) -> bool {
+    call.spec.state.iter().any(|s| s.kind != StateKind::Value)
 }
 
 /// The store's part of the budget: a quarter for fjall's block cache, an eighth for writes
-/// waiting to be flushed (each processor's memtable and one being flushed); resident keys
-/// and the view items in use have the rest.
-fn store_memory(config: &StateBackendConfig, processors: usize) -> StoreMemory {
+/// waiting to be flushed (each keyspace's memtable and one being flushed); resident keys and
+/// the view items in use have the rest.
+fn store_memory(config: &StateBackendConfig, processors: usize, keyspaces: usize) -> StoreMemory {
+    let memtables = (processors.max(1) * keyspaces) as u64;
     StoreMemory {
         cache: config.memory_budget / 4,
-        memtable: (config.memory_budget / 16 / processors.max(1) as u64).max(64 << 10),
+        memtable: (config.memory_budget / 16 / memtables).max(64 << 10),
     }
 }

@@ -4,7 +4,7 @@
 //! and hands output batches on. What it keeps per key is its keyed-state unit.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
 use datafusion::arrow::compute::{BatchCoalescer, SortOptions, cast};
@@ -23,7 +23,7 @@ use udf_core::types::DataType;
 use udf_core::{ArgColumn, Semantics};
 
 use super::call::PtfCall;
-use super::disk_run::DiskShare;
+use super::disk_run::{DiskShare, has_views};
 use super::input::PtfInput;
 use super::instance::Instance;
 use super::output::{CallOutput, Origins};
@@ -32,6 +32,7 @@ use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
 use crate::streaming::state::disk::items::ViewItems;
+use crate::streaming::state::disk::store::StoreMetrics;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// How many due timers on disk one `on_timer` call brings back (their keys come back to
@@ -240,13 +241,20 @@ impl Driver {
             .iter()
             .map(|value| Ok(ArgColumn::scalar(value.to_array_of_size(1)?)))
             .collect::<Result<Vec<_>>>()?;
-        // With the disk backend, views read and write the processor's part of the store.
+        // With the disk backend, views read and write the processor's keyspace of items (none
+        // is opened for a function without views).
         let disk = disk
-            .map(|share| Ok::<_, DataFusionError>((share.run.processor(share.processor)?, share)))
+            .map(|share| {
+                let store = share.run.processor(share.processor)?;
+                let items = match has_views(call) {
+                    true => share.run.items(share.processor)?,
+                    false => store.clone(),
+                };
+                let views = Arc::new(ViewItems::new(items, share.views_budget));
+                Ok::<_, DataFusionError>((store, share, views))
+            })
             .transpose()?;
-        let views = disk
-            .as_ref()
-            .map(|(store, share)| Arc::new(ViewItems::new(store.clone(), share.views_budget)));
+        let views = disk.as_ref().map(|(_, _, views)| views.clone());
         let backend = match &views {
             Some(views) => StateBackend::Items(views.clone()),
             None => StateBackend::InMemory,
@@ -296,8 +304,7 @@ impl Driver {
             table_of_source.len(),
         )?;
         let mut metrics = metrics;
-        if let Some((store, share)) = disk {
-            let views = views.expect("made with the disk share");
+        if let Some((store, share, views)) = disk {
             state = state.with_disk(share.run, store, share.budget, views)?;
             metrics = metrics.with_disk();
         }
@@ -891,16 +898,24 @@ impl Driver {
             let items = disk.views().counts();
             gauges.item_hits.set(items.hits);
             gauges.item_misses.set(items.misses);
-            let store = disk.store();
-            let io = store.metrics();
+            // Value entries and timers, and the view items' keyspace if it is another.
+            let (values, items) = (disk.store(), disk.views().store());
+            let stores = [Some(values), (!items.same_as(values)).then_some(items)];
+            let stores = stores.iter().flatten();
+            let io = |read: fn(&StoreMetrics) -> &AtomicU64| -> usize {
+                stores
+                    .clone()
+                    .map(|store| read(store.metrics()).load(Ordering::Relaxed) as usize)
+                    .sum()
+            };
+            gauges.bytes_read.set(io(|m| &m.bytes_read));
+            gauges.bytes_written.set(io(|m| &m.bytes_written));
             gauges
-                .bytes_read
-                .set(io.bytes_read.load(Ordering::Relaxed) as usize);
+                .entries_on_disk
+                .set(stores.clone().map(|s| s.approximate_entries()).sum());
             gauges
-                .bytes_written
-                .set(io.bytes_written.load(Ordering::Relaxed) as usize);
-            gauges.entries_on_disk.set(store.approximate_entries());
-            gauges.disk_bytes.set(store.disk_bytes() as usize);
+                .disk_bytes
+                .set(stores.map(|s| s.disk_bytes() as usize).sum());
         }
         settled
     }

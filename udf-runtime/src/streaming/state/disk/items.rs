@@ -31,6 +31,11 @@ struct Inner {
 
 impl ViewItems {
     /// The views' items in `store`, with a cache of about `budget` bytes in front.
+    /// The store the items are written back to.
+    pub fn store(&self) -> &ProcessorStore {
+        &self.store
+    }
+
     pub fn new(store: ProcessorStore, budget: u64) -> Self {
         ViewItems {
             store,

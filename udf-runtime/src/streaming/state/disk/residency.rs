@@ -13,7 +13,7 @@
 //! and the keys of a move out are written together (`write_set.rs`).
 //!
 //! List and map views are not moved: their items are found by key bytes (`items.rs`), cached
-//! in memory while in use and in the store otherwise; a slot handed out is bound to its key's
+//! in memory while in use and in a keyspace of their own otherwise; a slot handed out is bound to its key's
 //! bytes for them.
 //!
 //! A key's timers move with it (`timers.rs`): the timer service holds those of resident keys;
@@ -139,6 +139,7 @@ impl Residency {
         self.counts
     }
 
+    /// The store of value entries and timers (`views().store()` holds the view items).
     pub fn store(&self) -> &ProcessorStore {
         &self.store
     }
@@ -434,7 +435,8 @@ impl Residency {
         self.views.write_back()?;
         let prefix = store_key.items(entry, key);
         let items = self
-            .store
+            .views
+            .store()
             .scan(prefix)
             .map(|found| Ok(stored_item(&found?)?.1))
             .filter(|item| item.as_ref().map_or(true, |item| live(spec, item, now)))
@@ -454,14 +456,14 @@ impl Residency {
         self.views.write_back()?;
         self.views.forget(entry, key);
         let prefix = self.key.items(entry, key).to_vec();
-        let doomed = self
-            .store
+        let items = self.views.store();
+        let doomed = items
             .scan(&prefix)
             .map(|found| found.map(|(store_key, _)| store_key))
             .collect::<Result<Vec<_>>>()?;
         doomed
             .iter()
-            .try_for_each(|store_key| self.store.remove(store_key))
+            .try_for_each(|store_key| items.remove(store_key))
     }
 
     /// Every key with entry `index` (`spec`) in the store — the value entries of keys not
@@ -501,7 +503,7 @@ impl Residency {
                 }
             }
         };
-        for found in self.store.scan(&StoreKey::items_prefix(entry)) {
+        for found in self.views.store().scan(&StoreKey::items_prefix(entry)) {
             let (key, item) = stored_item(&found?)?;
             if current.as_ref().is_none_or(|(k, _)| *k != key) {
                 flush(current.take());
