@@ -222,7 +222,7 @@ const LARGE_ROWS: usize = 3_000_000;
 /// The statements of the long query over [`large_csv`]'s file.
 fn long_query(dir: &std::path::Path) -> String {
     format!(
-        "CREATE EXTERNAL TABLE large (k BIGINT, v BIGINT) STORED AS CSV LOCATION '{}/' \
+        "CREATE EXTERNAL TABLE IF NOT EXISTS large (k BIGINT, v BIGINT) STORED AS CSV LOCATION '{}/' \
          OPTIONS ('format.has_header' 'true'); \
          SELECT COUNT(*) AS n, MAX(cnt) AS most FROM counter(input => TABLE large PARTITION BY k);",
         dir.display()
@@ -234,6 +234,15 @@ fn a_long_query_shows_its_progress_in_a_terminal_only() {
     let dir = large_csv("progress", LARGE_ROWS);
     let mut terminal = Terminal::start();
     terminal.wait_for(0, "prompt", |t| t.contains("udf-sql> "));
+    // Ctrl-C stops a query that computes without a pause, and the shell stays.
+    let from = terminal.len();
+    terminal.type_text(&format!("{}\r", long_query(&dir)));
+    terminal.wait_for(from, "progress line", |t| t.contains(" rows/s"));
+    terminal.type_text("\x03");
+    terminal.wait_for(from, "cancellation", |t| {
+        t.contains("Query cancelled") && t.contains("udf-sql> ")
+    });
+
     let from = terminal.len();
     terminal.type_text(&format!("{}\r", long_query(&dir)));
     // While it runs: rows and bytes read against the file's size, the time and the rate.
@@ -250,6 +259,7 @@ fn a_long_query_shows_its_progress_in_a_terminal_only() {
     });
     let expected = format!("| {LARGE_ROWS} | {} |", LARGE_ROWS / 1000);
     assert!(result.contains(&expected), "{result}");
+    assert!(!result.contains("[ERROR]"), "{result}");
     // The line is erased before the table prints.
     assert!(result.contains("\r\x1b[2K+---"), "{result}");
     terminal.type_text("\\q\r");

@@ -21,6 +21,7 @@
 mod args;
 mod catalog;
 mod console;
+mod interrupts;
 mod progress;
 mod repl;
 mod results;
@@ -109,7 +110,7 @@ pub struct Shell {
     mode: ResultMode,
     continue_on_error: bool,
     /// Ctrl-C cancels a running query (in the terminal; a script ends as a process does).
-    interruptible: bool,
+    interrupts: Option<tokio::sync::mpsc::UnboundedReceiver<()>>,
     /// The bytes read from local files, when long bounded queries show their progress.
     bytes_read: Option<Arc<AtomicU64>>,
 }
@@ -120,7 +121,7 @@ impl Shell {
             session,
             mode: ResultMode::default(),
             continue_on_error: false,
-            interruptible: false,
+            interrupts: None,
             bytes_read: None,
         }
     }
@@ -219,7 +220,7 @@ impl Shell {
 
     /// Prints a query's rows as the result mode asks, as they come or once complete.
     async fn print_results(
-        &self,
+        &mut self,
         mut stream: SendableRecordBatchStream,
         schema: SchemaRef,
         bounded: bool,
@@ -237,6 +238,10 @@ impl Shell {
                 }
             }
         });
+        // A Ctrl-C from before the query started is not meant for it.
+        if let Some(interrupts) = &mut self.interrupts {
+            while interrupts.try_recv().is_ok() {}
+        }
         let mut printer = RowPrinter::new(self.mode, &schema, bounded);
         let mut batches = Vec::new();
         let whole = self.mode == ResultMode::Table && bounded;
@@ -271,17 +276,18 @@ impl Shell {
     /// The query's next batch; `Some(Ok(None))` when Ctrl-C cancelled the query. The progress
     /// line is redrawn meanwhile.
     async fn next_batch(
-        &self,
+        &mut self,
         batches: &mut tokio::sync::mpsc::Receiver<Result<RecordBatch>>,
         redraw: &mut tokio::sync::mpsc::Receiver<()>,
         progress: &mut Option<ProgressLine>,
         console: &mut dyn Console,
     ) -> Option<Result<Option<RecordBatch>>> {
         let interrupted = async {
-            if self.interruptible {
-                let _ = tokio::signal::ctrl_c().await;
-            } else {
-                std::future::pending::<()>().await;
+            match &mut self.interrupts {
+                Some(interrupts) => {
+                    interrupts.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
         };
         tokio::pin!(interrupted);

@@ -14,6 +14,8 @@ const MORE: &str = "      -> ";
 
 /// Reads and runs statements until the user quits; whether the terminal could be used.
 pub async fn run(shell: &mut Shell, console: &mut dyn Console) -> bool {
+    // Before the editor: it keeps the SIGINT handler it finds (`interrupts.rs`).
+    shell.interrupts = super::interrupts::listen();
     let mut editor = match DefaultEditor::new() {
         Ok(editor) => editor,
         Err(error) => {
@@ -26,7 +28,6 @@ pub async fn run(shell: &mut Shell, console: &mut dyn Console) -> bool {
     if let Some(history) = &history {
         let _ = editor.load_history(history);
     }
-    shell.interruptible = true;
     console.out("udf-sql: your functions in SQL. \\? for help, \\q to quit.\n");
     let mut splitter = Splitter::default();
     loop {

@@ -1,0 +1,39 @@
+//! Ctrl-C while a query runs, noticed at once. The runtime's own signal listener is driven by
+//! its workers between task polls, and one poll of a query can compute for seconds: a Ctrl-C
+//! then took seconds to stop it. A thread of its own, with a runtime of its own that has
+//! nothing else to do, listens instead and passes each Ctrl-C on through a channel (which
+//! wakes the shell without any driver).
+//!
+//! The handler is in place before [`listen`] returns: the line editor saves the process's
+//! SIGINT handler when it reads a line and puts it back after, so a handler installed while it
+//! reads would be undone (and Ctrl-C would end the process).
+
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+/// Each Ctrl-C from now on, as a message; `None` if no listener could be set up (then Ctrl-C
+/// ends the process as it would without the shell).
+pub fn listen() -> Option<UnboundedReceiver<()>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let mut interrupts = {
+        let _context = runtime.enter();
+        signal(SignalKind::interrupt()).ok()?
+    };
+    let (sender, receiver) = unbounded_channel();
+    std::thread::Builder::new()
+        .name("udf-sql-ctrl-c".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                while interrupts.recv().await.is_some() {
+                    if sender.send(()).is_err() {
+                        break;
+                    }
+                }
+            })
+        })
+        .ok()?;
+    Some(receiver)
+}
