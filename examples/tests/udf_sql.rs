@@ -110,6 +110,16 @@ impl Terminal {
         self.screen.lock().unwrap().len()
     }
 
+    /// Types `text` and waits until the shell wrote `expected` and its prompt is back; what it
+    /// wrote meanwhile.
+    fn answer(&mut self, text: &str, what: &str, expected: &str) -> String {
+        let from = self.len();
+        self.type_text(text);
+        self.wait_for(from, what, |t| {
+            t.contains(expected) && t.contains("udf-sql> ")
+        })
+    }
+
     /// Waits until the shell wrote, after `from`, text for which `done` holds; that text.
     fn wait_for(&self, from: usize, what: &str, done: impl Fn(&str) -> bool) -> String {
         let started = Instant::now();
@@ -156,11 +166,11 @@ fn the_shell_in_a_terminal() {
     );
 
     // A streaming query: rows come while the input goes on.
-    let from = terminal.len();
-    terminal.type_text("SET 'sql-client.execution.result-mode' = 'tableau';\r");
-    terminal.wait_for(from, "SET", |t| {
-        t.contains("Session property has been set") && t.contains("udf-sql> ")
-    });
+    terminal.answer(
+        "SET 'sql-client.execution.result-mode' = 'tableau';\r",
+        "SET",
+        "Session property has been set",
+    );
     let from = terminal.len();
     terminal.type_text("SELECT * FROM counter(input => TABLE ticks PARTITION BY name);\r");
     let rows = terminal.wait_for(from, "streamed rows", |t| t.contains("| +I | a    |   2 |"));
@@ -171,24 +181,12 @@ fn the_shell_in_a_terminal() {
     );
 
     // Ctrl-C stops it; the prompt is back and the next query works.
-    let from = terminal.len();
-    terminal.type_text("\x03");
-    terminal.wait_for(from, "cancellation", |t| {
-        t.contains("Query cancelled") && t.contains("udf-sql> ")
-    });
-    let from = terminal.len();
-    terminal.type_text("SELECT 40 + 2 AS answer;\r");
-    let answer = terminal.wait_for(from, "answer", |t| {
-        t.contains("1 row in set") && t.contains("udf-sql> ")
-    });
+    terminal.answer("\x03", "cancellation", "Query cancelled");
+    let answer = terminal.answer("SELECT 40 + 2 AS answer;\r", "answer", "1 row in set");
     assert!(answer.contains("|     42 |"), "{answer}");
 
     // An error does not end the shell.
-    let from = terminal.len();
-    terminal.type_text("SELECT nope(1);\r");
-    terminal.wait_for(from, "error", |t| {
-        t.contains("[ERROR]") && t.contains("udf-sql> ")
-    });
+    terminal.answer("SELECT nope(1);\r", "error", "[ERROR]");
 
     terminal.type_text("\\q\r");
     let started = Instant::now();
@@ -238,10 +236,7 @@ fn a_long_query_shows_its_progress_in_a_terminal_only() {
     let from = terminal.len();
     terminal.type_text(&format!("{}\r", long_query(&dir)));
     terminal.wait_for(from, "progress line", |t| t.contains(" rows/s"));
-    terminal.type_text("\x03");
-    terminal.wait_for(from, "cancellation", |t| {
-        t.contains("Query cancelled") && t.contains("udf-sql> ")
-    });
+    terminal.answer("\x03", "cancellation", "Query cancelled");
 
     let from = terminal.len();
     terminal.type_text(&format!("{}\r", long_query(&dir)));

@@ -9,11 +9,12 @@
 //! reads would be undone (and Ctrl-C would end the process).
 
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::{Receiver, channel};
 
 /// Each Ctrl-C from now on, as a message; `None` if no listener could be set up (then Ctrl-C
 /// ends the process as it would without the shell).
-pub fn listen() -> Option<UnboundedReceiver<()>> {
+pub fn listen() -> Option<Receiver<()>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -22,13 +23,15 @@ pub fn listen() -> Option<UnboundedReceiver<()>> {
         let _context = runtime.enter();
         signal(SignalKind::interrupt()).ok()?
     };
-    let (sender, receiver) = unbounded_channel();
+    // One waiting is enough: Ctrl-Cs pressed before the shell looks are one request.
+    let (sender, receiver) = channel(1);
     std::thread::Builder::new()
         .name("udf-sql-ctrl-c".into())
         .spawn(move || {
             runtime.block_on(async move {
                 while interrupts.recv().await.is_some() {
-                    if sender.send(()).is_err() {
+                    // Full: one is waiting already, and it stands for this one too.
+                    if let Err(TrySendError::Closed(())) = sender.try_send(()) {
                         break;
                     }
                 }

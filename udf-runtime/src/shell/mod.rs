@@ -110,7 +110,7 @@ pub struct Shell {
     mode: ResultMode,
     continue_on_error: bool,
     /// Ctrl-C cancels a running query (in the terminal; a script ends as a process does).
-    interrupts: Option<tokio::sync::mpsc::UnboundedReceiver<()>>,
+    interrupts: Option<tokio::sync::mpsc::Receiver<()>>,
     /// The bytes read from local files, when long bounded queries show their progress.
     bytes_read: Option<Arc<AtomicU64>>,
 }
@@ -227,6 +227,10 @@ impl Shell {
         progress: &mut Option<ProgressLine>,
         console: &mut dyn Console,
     ) -> Result<()> {
+        // A Ctrl-C from before the query started is not meant for it.
+        if let Some(interrupts) = &mut self.interrupts {
+            while interrupts.try_recv().is_ok() {}
+        }
         // The query runs in a task of its own: polling its stream here could compute for
         // seconds before it returned, with no redraw and no Ctrl-C meanwhile. Dropping the task
         // (on Ctrl-C or an error) stops the query.
@@ -238,17 +242,10 @@ impl Shell {
                 }
             }
         });
-        // A Ctrl-C from before the query started is not meant for it.
-        if let Some(interrupts) = &mut self.interrupts {
-            while interrupts.try_recv().is_ok() {}
-        }
         let mut printer = RowPrinter::new(self.mode, &schema, bounded);
         let mut batches = Vec::new();
         let whole = self.mode == ResultMode::Table && bounded;
-        let mut redraw = match progress {
-            Some(_) => redraw_ticks(),
-            None => tokio::sync::mpsc::channel(1).1,
-        };
+        let mut redraw = progress.as_ref().map(|_| redraw_ticks());
         while let Some(batch) = self
             .next_batch(&mut receiver, &mut redraw, progress, console)
             .await
@@ -278,24 +275,17 @@ impl Shell {
     async fn next_batch(
         &mut self,
         batches: &mut tokio::sync::mpsc::Receiver<Result<RecordBatch>>,
-        redraw: &mut tokio::sync::mpsc::Receiver<()>,
+        redraw: &mut Option<tokio::sync::mpsc::Receiver<()>>,
         progress: &mut Option<ProgressLine>,
         console: &mut dyn Console,
     ) -> Option<Result<Option<RecordBatch>>> {
-        let interrupted = async {
-            match &mut self.interrupts {
-                Some(interrupts) => {
-                    interrupts.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
+        let interrupted = next_signal(&mut self.interrupts);
         tokio::pin!(interrupted);
         loop {
             tokio::select! {
                 batch = batches.recv() => return batch.map(|batch| batch.map(Some)),
                 _ = &mut interrupted => return Some(Ok(None)),
-                Some(()) = redraw.recv(), if progress.is_some() => {
+                _ = next_signal(redraw) => {
                     if let Some(progress) = progress {
                         progress.redraw(console);
                     }
@@ -325,6 +315,17 @@ impl Shell {
                 "unknown command `{command}` (\\? lists the commands)"
             ))),
         }
+    }
+}
+
+/// The next message of `signals`; never, without them (or once their sender is gone).
+async fn next_signal<T>(signals: &mut Option<tokio::sync::mpsc::Receiver<T>>) {
+    let sent = match signals {
+        Some(signals) => signals.recv().await.is_some(),
+        None => false,
+    };
+    if !sent {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -4,7 +4,6 @@
 //! and hands output batches on. What it keeps per key is its keyed-state unit.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
 use datafusion::arrow::compute::{BatchCoalescer, SortOptions, cast};
@@ -32,7 +31,6 @@ use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
 use crate::streaming::state::disk::items::ViewItems;
-use crate::streaming::state::disk::store::StoreMetrics;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// How many due timers on disk one `on_timer` call brings back (their keys come back to
@@ -898,24 +896,11 @@ impl Driver {
             let items = disk.views().counts();
             gauges.item_hits.set(items.hits);
             gauges.item_misses.set(items.misses);
-            // Value entries and timers, and the view items' keyspace if it is another.
-            let (values, items) = (disk.store(), disk.views().store());
-            let stores = [Some(values), (!items.same_as(values)).then_some(items)];
-            let stores = stores.iter().flatten();
-            let io = |read: fn(&StoreMetrics) -> &AtomicU64| -> usize {
-                stores
-                    .clone()
-                    .map(|store| read(store.metrics()).load(Ordering::Relaxed) as usize)
-                    .sum()
-            };
-            gauges.bytes_read.set(io(|m| &m.bytes_read));
-            gauges.bytes_written.set(io(|m| &m.bytes_written));
-            gauges
-                .entries_on_disk
-                .set(stores.clone().map(|s| s.approximate_entries()).sum());
-            gauges
-                .disk_bytes
-                .set(stores.map(|s| s.disk_bytes() as usize).sum());
+            let totals = disk.store_totals();
+            gauges.bytes_read.set(totals.bytes_read as usize);
+            gauges.bytes_written.set(totals.bytes_written as usize);
+            gauges.entries_on_disk.set(totals.entries);
+            gauges.disk_bytes.set(totals.disk_bytes as usize);
         }
         settled
     }

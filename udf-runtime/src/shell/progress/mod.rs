@@ -60,13 +60,12 @@ impl Progress {
         let mut total_rows = Some(0usize);
         let mut total_bytes = None::<u64>;
         for source in &sources {
-            let (rows, bytes) = match file_totals(source.as_ref()) {
-                Some((rows, bytes)) => (rows, Some(bytes)),
-                None => (None, None),
-            };
+            let totals = file_totals(source.as_ref());
+            // Rows are known only if every source knows its own.
+            let rows = totals.and_then(|(rows, _)| rows);
             total_rows = total_rows.zip(rows).map(|(a, b)| a + b);
-            if let Some(bytes) = bytes {
-                total_bytes = Some(total_bytes.unwrap_or(0) + bytes);
+            if let Some((_, bytes)) = totals {
+                *total_bytes.get_or_insert(0) += bytes;
             }
         }
         let read_before = read.load(Ordering::Relaxed);

@@ -269,7 +269,6 @@ where
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::sync::atomic::Ordering as AtomicOrdering;
 
     use super::*;
     use crate::streaming::state::disk::store::test_store;
@@ -347,16 +346,14 @@ mod tests {
                 }
             }
             let counts = views.counts();
-            let written = run
-                .processor(0)
-                .unwrap()
-                .metrics()
-                .bytes_written
-                .load(AtomicOrdering::Relaxed);
+            let written = views.store().totals().bytes_written;
             if budget == 64 << 20 {
                 assert_eq!((counts.misses, written), (0, 0), "all of it in memory");
             } else {
-                assert!(counts.written_back > 0 && counts.misses > 0, "{counts:?}");
+                assert!(
+                    counts.written_back > 0 && counts.misses > 0 && written > 0,
+                    "{counts:?}, {written} bytes written"
+                );
             }
             // Written back, the store holds what the model does.
             views.write_back().unwrap();

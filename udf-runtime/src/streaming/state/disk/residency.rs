@@ -29,7 +29,7 @@ use super::items::ViewItems;
 use super::layout::{StoreKey, leading, split_stamp};
 use super::moved_out::{MovedOut, key_hash};
 use super::sorted_reads::SortedReads;
-use super::store::{DiskStore, ProcessorStore};
+use super::store::{DiskStore, ProcessorStore, StoreTotals};
 use super::timers::{DiskTimers, DueOnDisk};
 use super::victims::least_recently_used;
 use super::write_set::WriteSet;
@@ -139,13 +139,18 @@ impl Residency {
         self.counts
     }
 
-    /// The store of value entries and timers (`views().store()` holds the view items).
-    pub fn store(&self) -> &ProcessorStore {
-        &self.store
-    }
-
     pub fn views(&self) -> &ViewItems {
         &self.views
+    }
+
+    /// What the processor's keyspaces read, wrote and hold: value entries and timers, and the
+    /// view items if they have a keyspace of their own.
+    pub fn store_totals(&self) -> StoreTotals {
+        let (values, items) = (&self.store, self.views.store());
+        match items.same_as(values) {
+            true => values.totals(),
+            false => values.totals() + items.totals(),
+        }
     }
 
     /// After `used` slots were looked up for a batch: the keys handed new slots get their

@@ -163,9 +163,32 @@ fn open_database(owner: &Owner, ttl: &TtlTable, memory: StoreMemory) -> Result<D
 
 /// What a processor's store read and wrote (EXPLAIN ANALYZE shows it).
 #[derive(Debug, Default)]
-pub struct StoreMetrics {
-    pub bytes_read: AtomicU64,
-    pub bytes_written: AtomicU64,
+struct StoreMetrics {
+    bytes_read: AtomicU64,
+    bytes_written: AtomicU64,
+}
+
+/// What a store read and wrote so far, and holds now.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StoreTotals {
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Approximate: removed entries count until compaction drops them.
+    pub entries: usize,
+    pub disk_bytes: u64,
+}
+
+impl std::ops::Add for StoreTotals {
+    type Output = StoreTotals;
+
+    fn add(self, other: StoreTotals) -> StoreTotals {
+        StoreTotals {
+            bytes_read: self.bytes_read + other.bytes_read,
+            bytes_written: self.bytes_written + other.bytes_written,
+            entries: self.entries + other.entries,
+            disk_bytes: self.disk_bytes + other.disk_bytes,
+        }
+    }
 }
 
 /// One processor's part of the store: byte keys and values (`layout.rs` spells them).
@@ -334,23 +357,24 @@ impl ProcessorStore {
             .transpose()
     }
 
-    /// Entries in the store (approximate: removed ones count until compaction drops them).
-    pub fn approximate_entries(&self) -> usize {
-        self.keyspace.approximate_len()
-    }
-
     /// Bytes this processor's tree takes on disk.
     pub fn disk_bytes(&self) -> u64 {
         self.keyspace.disk_space()
     }
 
-    /// Whether `other` is this same keyspace.
+    /// Whether `other` is a handle of this same keyspace.
     pub fn same_as(&self, other: &ProcessorStore) -> bool {
         Arc::ptr_eq(&self.metrics, &other.metrics)
     }
 
-    pub fn metrics(&self) -> &StoreMetrics {
-        &self.metrics
+    /// What this handle (and its clones) read and wrote, and what the keyspace holds.
+    pub fn totals(&self) -> StoreTotals {
+        StoreTotals {
+            bytes_read: self.metrics.bytes_read.load(Ordering::Relaxed),
+            bytes_written: self.metrics.bytes_written.load(Ordering::Relaxed),
+            entries: self.keyspace.approximate_len(),
+            disk_bytes: self.disk_bytes(),
+        }
     }
 
     /// Writes what is in memory out and compacts everything (expired entries leave).
@@ -440,9 +464,11 @@ mod tests {
         processor.remove(key.entry(0, b"a")).unwrap();
         assert!(processor.get(key.entry(0, b"a")).unwrap().is_none());
         assert!(processor.get(key.entry(1, b"a")).unwrap().is_some());
-        let metrics = processor.metrics();
-        assert!(metrics.bytes_read.load(Ordering::Relaxed) > 0);
-        assert!(metrics.bytes_written.load(Ordering::Relaxed) > 0);
+        let totals = processor.totals();
+        assert!(
+            totals.bytes_read > 0 && totals.bytes_written > 0,
+            "{totals:?}"
+        );
         drop(processor);
         drop(store);
         assert!(
@@ -520,7 +546,7 @@ mod tests {
         );
         let after = processor.disk_bytes();
         assert!(after * 4 < before, "{before} bytes before, {after} after");
-        assert_eq!(processor.approximate_entries(), 2_000);
+        assert_eq!(processor.totals().entries, 2_000);
         drop(processor);
         drop(store);
         let _ = std::fs::remove_dir_all(&root);
