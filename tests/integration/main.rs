@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod asynchronous;
+mod checkpoint;
 mod conformance;
 mod examples;
 mod lifecycle;

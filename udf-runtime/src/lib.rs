@@ -10,6 +10,24 @@
 //! its logical node, exec and binding), and `streaming` the event-time machinery and the
 //! keyed state of stateful operators.
 
+/// The parts of `ExtensionOptions` that are the same for every option set of the session.
+macro_rules! extension_options_basics {
+    () => {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            self
+        }
+
+        fn cloned(&self) -> Box<dyn datafusion::common::config::ExtensionOptions> {
+            Box::new(self.clone())
+        }
+    };
+}
+
+mod checkpoint;
 mod functions;
 mod ops;
 mod plan;
@@ -20,6 +38,7 @@ mod streaming;
 #[cfg(test)]
 mod layout_tests;
 
+pub use checkpoint::jobs::CheckpointStats;
 pub use ops::lateral::{JoinLateral, TableFunctionCall};
 pub use ops::ptf::{
     FiredTimer, PartitionedDataFrame, Process, ProcessTableCall, PtfHarness, PtfHarnessBuilder,
@@ -27,6 +46,7 @@ pub use ops::ptf::{
 pub use ops::table_aggregate::{FlatAggregate, GroupedDataFrame, TableAggregateCall};
 pub use session::Session;
 pub use session::catalog::FunctionInfo;
+pub use session::checkpoints::Checkpoint;
 pub use session::feed::{FEED_CAPACITY, Feed};
 pub use session::job_parameters::JobParameters;
 pub use streaming::event_time::WatermarkEmission;

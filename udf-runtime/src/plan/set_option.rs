@@ -16,7 +16,8 @@ pub fn parse(sql: &str) -> Option<(String, String)> {
     }
     let rest = rest.trim_start();
     let (key, quoted, rest) = token(rest)?;
-    if !quoted && !key.starts_with("table.") && !key.starts_with("state.") {
+    let flink = ["table.", "state.", "execution."];
+    if !quoted && !flink.iter().any(|prefix| key.starts_with(prefix)) {
         return None;
     }
     let rest = rest.trim_start();

@@ -13,30 +13,17 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
 use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
-/// The parts of `ExtensionOptions` that are the same for every option set of the session.
-macro_rules! extension_options_basics {
-    () => {
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
-
-        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-            self
-        }
-
-        fn cloned(&self) -> Box<dyn datafusion::common::config::ExtensionOptions> {
-            Box::new(self.clone())
-        }
-    };
-}
-
 pub mod async_config;
 pub mod catalog;
+pub mod checkpoints;
 pub mod clock;
 pub mod feed;
 pub mod job_parameters;
 pub mod state_backend;
 
+use crate::checkpoint::config::CheckpointConfig;
+use crate::checkpoint::jobs::Jobs;
+use crate::checkpoint::rule::CheckpointedPlans;
 use crate::functions::aggregate::one_phase::OnePhaseWithoutMerge;
 use crate::functions::arguments::{self, ArgName};
 use crate::functions::registration::EngineFunction;
@@ -84,6 +71,8 @@ pub struct Session {
     /// Watermarks declared on tables' time columns.
     watermarks: Arc<Watermarks>,
     inline_calls: AtomicUsize,
+    /// The checkpointed queries running, by uid.
+    jobs: Arc<Jobs>,
 }
 
 impl Default for Session {
@@ -107,10 +96,13 @@ impl Session {
 
     /// A session with DataFusion settings of your choice (target partitions, batch size, ...).
     pub fn with_config(config: SessionConfig) -> Self {
+        let jobs = Arc::new(Jobs::default());
         let config = config
             .with_option_extension(JobParameters::default())
             .with_option_extension(AsyncConfig::default())
-            .with_option_extension(StateBackendConfig::default());
+            .with_option_extension(StateBackendConfig::default())
+            .with_option_extension(CheckpointConfig::default())
+            .with_extension(jobs.clone());
         let catalog = Arc::new(Catalog::default());
         let metrics = Metrics::default();
         let watermarks = Arc::new(Watermarks::default());
@@ -124,7 +116,7 @@ impl Session {
                 catalog: catalog.clone(),
                 metrics: metrics.clone(),
             }))
-            .with_physical_optimizer_rules(OnePhaseWithoutMerge::with_default_rules())
+            .with_physical_optimizer_rules(physical_optimizer_rules())
             .with_analyzer_rules(analyzer_rules)
             .with_relation_planners(vec![
                 Arc::new(TableArgumentPlanner {
@@ -144,6 +136,7 @@ impl Session {
             metrics,
             watermarks,
             inline_calls: AtomicUsize::new(0),
+            jobs,
         }
     }
 
@@ -416,7 +409,7 @@ impl Session {
         name: &str,
         schema: udf_core::arrow::datatypes::SchemaRef,
     ) -> Result<crate::Feed> {
-        let (table, feed) = feed::fed_table(schema)?;
+        let (table, feed) = feed::fed_table(name, schema);
         self.context.register_table(name, Arc::new(table))?;
         Ok(feed)
     }
@@ -513,6 +506,15 @@ fn table_aggregate_call(
 
 /// One statement, parsed with our dialect when the session uses the generic one (the
 /// default): it adds table arguments (`f(TABLE t PARTITION BY k)`) and nothing else.
+/// DataFusion's rules with ours: one-phase aggregation where `merge` is missing, and — last,
+/// once the plan has its final shape — the check that a checkpointed plan can be.
+fn physical_optimizer_rules()
+-> Vec<Arc<dyn datafusion::physical_optimizer::PhysicalOptimizerRule + Send + Sync>> {
+    let mut rules = OnePhaseWithoutMerge::with_default_rules();
+    rules.push(Arc::new(CheckpointedPlans));
+    rules
+}
+
 fn parse_statement(state: &SessionState, sql: &str) -> Result<DfStatement> {
     let options = state.config().options();
     if options.sql_parser.dialect != Dialect::Generic {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StructArray, TimestampMillisecondArray};
 use datafusion::arrow::compute::{BatchCoalescer, SortOptions, cast};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Fields, SchemaRef};
-use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
@@ -26,7 +26,8 @@ use super::disk_run::{DiskShare, has_views};
 use super::input::PtfInput;
 use super::instance::Instance;
 use super::output::{CallOutput, Origins};
-use super::router::{Inbox, Routed};
+use super::routed::Routed;
+use super::router::Inbox;
 use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
@@ -180,6 +181,10 @@ pub(super) struct Driver {
     /// its chunks emits before the next, so firing millions of timers at once never holds
     /// all their rows.
     firing: Option<FiringUnderWay>,
+    /// This processor's number among the exec's.
+    pub(super) processor: usize,
+    /// Stopped at a savepoint: no more input, and no end of input.
+    stopped: bool,
 }
 
 impl Driver {
@@ -343,6 +348,8 @@ impl Driver {
             own_watermarks: Vec::new(),
             timer_log: None,
             firing: None,
+            processor: 0,
+            stopped: false,
         })
     }
 
@@ -362,7 +369,7 @@ impl Driver {
                         continue;
                     }
                     let messages = inbox.as_mut()?;
-                    let message = if driver.state.watermarks().all_ended() {
+                    let message = if driver.stopped || driver.state.watermarks().all_ended() {
                         None
                     } else if driver.coalescer.get_buffered_rows() == 0 {
                         messages.next().await
@@ -491,6 +498,20 @@ impl Driver {
                     self.advance(source, after);
                     self.start_firing(now);
                 }
+            }
+            Routed::Checkpoint { barrier, alignment } => {
+                // Every source's rows before the checkpoint are in, none after: save.
+                match self.state.snapshot() {
+                    Ok(state) => barrier.pending.processor(self.processor, &state, alignment),
+                    Err(error) => barrier.pending.fail(format!(
+                        "processor {} of `{}` could not save its state: {error}",
+                        self.processor, self.call.name
+                    )),
+                }
+                self.stopped |= barrier.stop;
+            }
+            Routed::Barrier { .. } => {
+                return internal_err!("a checkpoint barrier reached a processor before alignment");
             }
             Routed::End { source } => {
                 let table = self.table_of_source[source];
@@ -1033,7 +1054,6 @@ impl Driver {
     }
 
     /// Takes the keyed state of a snapshot (a fresh driver only).
-    #[cfg(test)]
     pub(super) fn restore(&mut self, snapshot: &[u8]) -> Result<()> {
         self.state.restore(snapshot)
     }

@@ -20,7 +20,7 @@ use udf_core::prelude::*;
 
 use super::driver::Driver;
 use super::exec::PtfExec;
-use super::router::Routed;
+use super::routed::Routed;
 use crate::Session;
 use crate::streaming::state::KeyedState;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-use datafusion::common::{Result, internal_err};
+use datafusion::common::{DataFusionError, Result, internal_err, plan_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{
@@ -30,6 +30,7 @@ use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
 use super::router::{Router, RouterInput};
+use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
 
 #[derive(Debug)]
@@ -77,10 +78,12 @@ impl PtfExec {
                 event_time: call.tables.get(index).and_then(|t| t.event_time.clone()),
             })
             .collect();
+        let checkpoint = checkpoint_target(&call, routing).ok();
         let router = Arc::new(Router::new(
             router_inputs,
             partitions,
             routing == Routing::AsIs,
+            checkpoint,
         ));
         let bounded = if inputs
             .iter()
@@ -113,6 +116,29 @@ impl PtfExec {
     fn routing(&self) -> Routing {
         routing(&self.call, &self.inputs)
     }
+
+    /// What checkpoints save of this call; a planning error if they cannot.
+    pub fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+        checkpoint_target(&self.call, self.routing())
+    }
+}
+
+fn checkpoint_target(call: &PtfCall, routing: Routing) -> Result<CheckpointTarget> {
+    let name = &call.name;
+    if routing == Routing::AsIs {
+        return plan_err!(
+            "checkpoints are on, but `{name}` takes its table with row semantics: checkpoints cover functions with set semantics so far"
+        );
+    }
+    let Some(uid) = &call.uid else {
+        return plan_err!(
+            "checkpoints are on, but the call of `{name}` has no uid: give it `uid => '...'`, the name its state is saved and found again under"
+        );
+    };
+    Ok(CheckpointTarget {
+        uid: uid.clone(),
+        function: name.clone(),
+    })
 }
 
 fn routing(call: &PtfCall, inputs: &[PtfInput]) -> Routing {
@@ -260,7 +286,7 @@ impl ExecutionPlan for PtfExec {
             partition,
             self.properties.output_partitioning().partition_count(),
         )?;
-        let driver = Driver::new(
+        let mut driver = Driver::new(
             &self.call,
             &self.inputs,
             &self.schema,
@@ -269,6 +295,20 @@ impl ExecutionPlan for PtfExec {
             &inbox.sources,
             disk,
         )?;
+        driver.processor = partition;
+        if let Some(coordinator) = &inbox.coordinator
+            && let Some(state) = coordinator.restored_state(partition)?
+        {
+            driver.restore(&state).map_err(|error| {
+                let restored = coordinator.restored().expect("state came from it");
+                DataFusionError::Execution(format!(
+                    "the state of `{}` (uid `{}`) in checkpoint {} does not restore: {error}",
+                    self.call.name,
+                    coordinator.target().uid,
+                    restored.dir.display()
+                ))
+            })?;
+        }
         Ok(driver.run(inbox, self.schema.clone()))
     }
 }

@@ -6,6 +6,7 @@
 //! rows assembled from their origins (`output.rs`); a harness driving one processor from a
 //! plain test (`harness.rs`).
 
+mod align;
 pub mod binding;
 pub mod call;
 mod dataframe;
@@ -20,6 +21,7 @@ pub mod input;
 mod instance;
 pub mod node;
 mod output;
+mod routed;
 mod router;
 
 pub use dataframe::{PartitionedDataFrame, Process, ProcessTableCall};

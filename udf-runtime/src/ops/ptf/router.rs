@@ -18,13 +18,22 @@ use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type, TimeUnit};
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::{DataFusionError, Result, exec_err};
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::execution::TaskContext;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use futures::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use super::align::Aligner;
 use super::gate::Gate;
+use super::routed::Routed;
+use crate::checkpoint::barrier::{Barrier, SourceMessage};
+use crate::checkpoint::config::CheckpointConfig;
+use crate::checkpoint::coordinator::{CheckpointTarget, Coordinator};
+use crate::checkpoint::jobs::Jobs;
+use crate::checkpoint::manifest::SourcePosition;
+use crate::checkpoint::region;
+use crate::checkpoint::source::Messages;
 use crate::session::clock::SessionClock;
 use crate::streaming::event_time::{EventTime, WatermarkEmission};
 use udf_core::ptf::ProcessingClock;
@@ -34,27 +43,6 @@ const QUEUED_MESSAGES: usize = 4;
 
 /// Fixed, so a key goes to the same processor in every run.
 const ROUTING_STATE: RandomState = RandomState::with_seed(0x5eed);
-
-/// What a processor receives from one input partition.
-#[derive(Debug)]
-pub enum Routed {
-    /// Rows for this processor (perhaps none), in their input order.
-    Rows {
-        source: usize,
-        batch: RecordBatch,
-        /// The row times (epoch ms), with event time.
-        times: Option<Vec<i64>>,
-        /// The source's watermark in force before each row, with event time.
-        before: Option<Vec<Option<i64>>>,
-        /// The source's watermark after the batch.
-        after: Option<i64>,
-        /// Processing time (ms) when the batch entered the operator: state TTL is measured
-        /// on it.
-        now: i64,
-    },
-    /// The input partition has no more rows: its watermark is +∞.
-    End { source: usize },
-}
 
 /// One input of the router: a table argument's plan, its PARTITION BY keys and time column.
 #[derive(Debug, Clone)]
@@ -72,6 +60,8 @@ pub struct Router {
     inputs: Vec<RouterInput>,
     processors: usize,
     as_is: bool,
+    /// The operator checkpoints save, when they are on.
+    checkpoint: Option<CheckpointTarget>,
     /// The channels of the current run, taken one by one by the processors.
     run: Mutex<Option<Run>>,
 }
@@ -80,6 +70,7 @@ struct Run {
     receivers: Vec<Option<UnboundedReceiver<Result<Routed>>>>,
     gate: Arc<Gate>,
     tasks: Arc<Vec<SpawnedTask<()>>>,
+    coordinator: Option<Arc<Coordinator>>,
 }
 
 /// A processor's end of the routing.
@@ -87,6 +78,10 @@ pub struct Inbox {
     source: Source,
     /// Input partitions feeding this processor, per input.
     pub sources: Vec<usize>,
+    /// Holds back what a source sends after a barrier until every source's has come.
+    aligner: Aligner,
+    /// The run's checkpoint coordinator, when checkpoints are on.
+    pub coordinator: Option<Arc<Coordinator>>,
 }
 
 enum Source {
@@ -101,15 +96,30 @@ enum Source {
     },
     /// The processor's only input partition, routed where it is read (no task, no queue).
     Direct {
-        stream: Option<SendableRecordBatchStream>,
+        stream: Option<Messages>,
         routing: SourceRouting,
         pending: VecDeque<Routed>,
     },
 }
 
 impl Inbox {
-    /// The next message; `None` once every source has ended.
+    /// The next message; `None` once every source has ended (or stopped at a savepoint).
     pub async fn next(&mut self) -> Option<Result<Routed>> {
+        loop {
+            if let Some(message) = self.aligner.released() {
+                return Some(Ok(message));
+            }
+            let message = match self.receive().await? {
+                Ok(message) => message,
+                Err(error) => return Some(Err(error)),
+            };
+            if let Some(message) = self.aligner.offer(message) {
+                return Some(Ok(message));
+            }
+        }
+    }
+
+    async fn receive(&mut self) -> Option<Result<Routed>> {
         match &mut self.source {
             Source::Channel {
                 messages,
@@ -131,12 +141,19 @@ impl Inbox {
                 }
                 let input = stream.as_mut()?;
                 match input.next().await {
-                    Some(Ok(batch)) => {
+                    Some(Ok(SourceMessage::Rows(batch))) => {
                         if let Err(error) = routing.route(&batch) {
                             *stream = None;
                             return Some(Err(error));
                         }
                         pending.extend(routing.outbox.drain(..).map(|(_, m)| m));
+                    }
+                    Some(Ok(SourceMessage::Barrier(barrier, at))) => {
+                        routing.record(&barrier, at);
+                        if barrier.stop {
+                            *stream = None;
+                        }
+                        return Some(Ok(Routed::Barrier { source: 0, barrier }));
                     }
                     Some(Err(error)) => {
                         *stream = None;
@@ -161,13 +178,60 @@ impl std::fmt::Debug for Router {
 }
 
 impl Router {
-    pub fn new(inputs: Vec<RouterInput>, processors: usize, as_is: bool) -> Self {
+    pub fn new(
+        inputs: Vec<RouterInput>,
+        processors: usize,
+        as_is: bool,
+        checkpoint: Option<CheckpointTarget>,
+    ) -> Self {
         Router {
             inputs,
             processors,
             as_is,
+            checkpoint,
             run: Mutex::new(None),
         }
+    }
+
+    /// The coordinator of a new run, when checkpoints are on.
+    fn coordinator(&self, context: &TaskContext) -> Result<Option<Arc<Coordinator>>> {
+        let config = CheckpointConfig::of(context.session_config().options());
+        if !config.enabled() {
+            return Ok(None);
+        }
+        let Some(target) = self.checkpoint.clone() else {
+            return exec_err!(
+                "checkpoints are on, but this process table function call cannot be checkpointed (the plan was made without them)"
+            );
+        };
+        let sources = self
+            .inputs
+            .iter()
+            .map(|input| input.plan.output_partitioning().partition_count())
+            .sum();
+        let jobs = context.session_config().get_extension::<Jobs>();
+        Coordinator::start(config, target, sources, self.processors, jobs).map(Some)
+    }
+
+    /// Partition `partition` of `input` (source `source` of the run) as messages: with
+    /// barriers when checkpoints are on.
+    fn messages(
+        input: &RouterInput,
+        partition: usize,
+        source: usize,
+        context: Arc<TaskContext>,
+        coordinator: Option<&Arc<Coordinator>>,
+    ) -> Result<Messages> {
+        Ok(match coordinator {
+            Some(coordinator) => {
+                region::messages(&input.plan, partition, context, coordinator, source)?
+            }
+            None => input
+                .plan
+                .execute(partition, context)?
+                .map(|batch| batch.map(SourceMessage::Rows))
+                .boxed(),
+        })
     }
 
     /// Processor `processor`'s messages. The first processor to ask starts a run: one
@@ -183,19 +247,26 @@ impl Router {
             && (self.as_is || (sources[0] == 1 && self.processors == 1))
         {
             let partition = if self.as_is { processor } else { 0 };
+            // Checkpoints need set semantics (the plan says so), so one processor here.
+            let coordinator = self.coordinator(&context)?;
+            let mut routing =
+                SourceRouting::new(0, input.keys.clone(), input.event_time.clone(), 1, clock);
+            routing.restore(coordinator.as_deref());
             return Ok(Inbox {
                 source: Source::Direct {
-                    stream: Some(input.plan.execute(partition, context)?),
-                    routing: SourceRouting::new(
+                    stream: Some(Self::messages(
+                        input,
+                        partition,
                         0,
-                        input.keys.clone(),
-                        input.event_time.clone(),
-                        1,
-                        clock,
-                    ),
+                        context,
+                        coordinator.as_ref(),
+                    )?),
+                    routing,
                     pending: VecDeque::new(),
                 },
                 sources: vec![1],
+                aligner: Aligner::new(1),
+                coordinator,
             });
         }
         let mut run = self.run.lock().unwrap_or_else(|p| p.into_inner());
@@ -215,7 +286,9 @@ impl Router {
                 gate: run.gate.clone(),
                 _tasks: run.tasks.clone(),
             },
+            aligner: Aligner::new(sources.iter().sum()),
             sources,
+            coordinator: run.coordinator.clone(),
         })
     }
 
@@ -223,27 +296,49 @@ impl Router {
         let (senders, receivers): (Vec<_>, Vec<_>) =
             (0..self.processors).map(|_| unbounded_channel()).unzip();
         let gate = Gate::new(self.processors, QUEUED_MESSAGES);
+        let coordinator = self.coordinator(&context)?;
         let mut tasks = Vec::new();
         let partitions = self.inputs.iter().flat_map(|input| {
             (0..input.plan.output_partitioning().partition_count()).map(move |p| (input, p))
         });
         for (source, (input, partition)) in partitions.enumerate() {
-            let stream = input.plan.execute(partition, context.clone())?;
+            let stream = Self::messages(
+                input,
+                partition,
+                source,
+                context.clone(),
+                coordinator.as_ref(),
+            )?;
+            let mut routing = SourceRouting::new(
+                source,
+                input.keys.clone(),
+                input.event_time.clone(),
+                self.processors,
+                clock.clone(),
+            );
+            routing.restore(coordinator.as_deref());
             let mut sending = Sending {
                 senders: senders.clone(),
                 gate: gate.clone(),
-                routing: SourceRouting::new(
-                    source,
-                    input.keys.clone(),
-                    input.event_time.clone(),
-                    self.processors,
-                    clock.clone(),
-                ),
+                routing,
             };
             tasks.push(SpawnedTask::spawn(async move {
                 let mut stream = stream;
-                while let Some(batch) = stream.next().await {
-                    let outcome = batch.and_then(|batch| sending.routing.route(&batch));
+                while let Some(message) = stream.next().await {
+                    let outcome = match message {
+                        Ok(SourceMessage::Rows(batch)) => sending.routing.route(&batch),
+                        Ok(SourceMessage::Barrier(barrier, at)) => {
+                            sending.routing.record(&barrier, at);
+                            let stop = barrier.stop;
+                            sending.barrier(barrier).await;
+                            if stop {
+                                // Stopped at a savepoint: no end of input.
+                                return;
+                            }
+                            continue;
+                        }
+                        Err(error) => Err(error),
+                    };
                     if let Err(error) = outcome {
                         sending.fail(error);
                         return;
@@ -257,6 +352,7 @@ impl Router {
             receivers: receivers.into_iter().map(Some).collect(),
             gate,
             tasks: Arc::new(tasks),
+            coordinator,
         })
     }
 }
@@ -298,6 +394,29 @@ impl SourceRouting {
     fn watermark(&self) -> Option<i64> {
         let delay = self.event_time.as_ref().map_or(0, |t| t.delay_millis);
         self.max_time.map(|t| t.saturating_sub(delay))
+    }
+
+    /// Takes the row times seen before the checkpoint the run restores from.
+    fn restore(&mut self, coordinator: Option<&Coordinator>) {
+        if let Some(position) = coordinator
+            .and_then(Coordinator::restored)
+            .and_then(|r| r.manifest.sources.get(self.source))
+        {
+            self.max_time = position.max_time;
+        }
+    }
+
+    /// Tells the checkpoint of `barrier` where this source stood.
+    fn record(&self, barrier: &Barrier, at: crate::checkpoint::barrier::SourceAt) {
+        barrier.pending.source(
+            self.source,
+            SourcePosition {
+                table: at.table,
+                partition: at.partition,
+                rows: at.rows,
+                max_time: self.max_time,
+            },
+        );
     }
 
     fn route(&mut self, batch: &RecordBatch) -> Result<()> {
@@ -439,6 +558,17 @@ impl Sending {
             self.gate.enter(processor).await;
             // A processor that is gone (its query stopped) needs nothing more.
             let _ = self.senders[processor].send(Ok(message));
+        }
+    }
+
+    /// Hands a barrier to every processor, after the rows before it.
+    async fn barrier(&mut self, barrier: Barrier) {
+        for (processor, sender) in self.senders.iter().enumerate() {
+            self.gate.enter(processor).await;
+            let _ = sender.send(Ok(Routed::Barrier {
+                source: self.routing.source,
+                barrier: barrier.clone(),
+            }));
         }
     }
 

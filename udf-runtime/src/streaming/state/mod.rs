@@ -8,10 +8,8 @@
 //! snapshots — a key is its values, or their bytes (`KeyTable::key_bytes`), so a snapshot
 //! taken in one run restores in another (rule 33 of docs/semantics.md).
 
-// Snapshots and entries by key serve what runs outside the function's calls: today the
-// processor tests (a snapshot restored mid-input gives the uninterrupted output), next the
-// checkpoint coordinator and a test harness for users' PTFs.
-#[cfg_attr(not(test), allow(dead_code))]
+// Snapshots serve checkpoints (a processor saves its unit at a barrier and a restored run
+// takes it back) and the processor tests.
 mod snapshot;
 
 pub mod disk;
@@ -33,12 +31,10 @@ use super::watermarks::SourceWatermarks;
 
 pub struct KeyedState {
     /// The function, for error messages.
-    #[cfg_attr(not(test), allow(dead_code))]
     function: String,
     key_types: Vec<ArrowType>,
     keys: KeyTable,
     /// The declared state entries, in the stores' order.
-    #[cfg_attr(not(test), allow(dead_code))]
     entries: Vec<StateSpec>,
     stores: Box<dyn StateStores>,
     timers: TimerService,

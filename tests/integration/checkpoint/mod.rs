@@ -1,0 +1,213 @@
+//! Checkpoints and savepoints (docs/architecture.md, "Checkpoints"): a query stopped at a
+//! savepoint and restored gives, with what it gave before, exactly the uninterrupted output;
+//! periodic checkpoints complete and are kept as configured; a damaged checkpoint is passed
+//! over or named; plans that cannot be checkpointed are refused when planned.
+
+mod errors;
+mod restore;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use udf_core::Value;
+use udf_core::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use udf_core::arrow::datatypes::{Field, Schema, SchemaRef};
+use udf_core::prelude::*;
+use udf_core::types::DataType;
+use udf_runtime::Session;
+use udf_runtime::datafusion::execution::SendableRecordBatchStream;
+
+use crate::support::batches_to_rows;
+
+/// A name of the running test's own: `name` and its backend (`on_both_backends!` runs both
+/// at once).
+pub fn own(name: &str) -> String {
+    format!("{name}-{:?}", crate::support::test_backend()).to_lowercase()
+}
+
+/// A directory of the test's own, empty.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "udf-ckpt-test-{}-{}",
+        std::process::id(),
+        own(name)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Seen {
+    rows: i64,
+}
+
+#[derive(SqlRow)]
+pub struct Event {
+    k: String,
+    word: String,
+}
+
+#[derive(SqlRow)]
+pub struct Tallied {
+    rows: i64,
+    /// How often the row's word was seen for the key.
+    same_word: i64,
+    what: String,
+}
+
+/// Per key: a count with a TTL, the words seen in a `MapView`, and a named timer ten seconds
+/// after each row that reports the key idle and forgets it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally;
+
+#[ptf(name = "Tally")]
+impl Tally {
+    fn eval(
+        &self,
+        ctx: &mut Context,
+        #[state(ttl = "1 h")] seen: &mut Seen,
+        #[state] words: &mut MapView<String, i64>,
+        #[argument(set_semantic_table, require_on_time)] input: Event,
+        out: &mut Collector<Tallied>,
+    ) {
+        seen.rows += 1;
+        let same_word = words.get(input.word.as_str()).copied().unwrap_or(0) + 1;
+        words.put(input.word.clone(), same_word);
+        let mut time = ctx.time_context();
+        let now = time.time_millis().expect("on_time");
+        time.register_on_time_millis("idle", now + 10_000);
+        out.collect(Tallied {
+            rows: seen.rows,
+            same_word,
+            what: input.word,
+        });
+    }
+
+    fn on_timer(
+        &self,
+        ctx: &mut OnTimerContext,
+        #[state] seen: &mut Seen,
+        #[state] words: &mut MapView<String, i64>,
+        out: &mut Collector<Tallied>,
+    ) {
+        out.collect(Tallied {
+            rows: seen.rows,
+            same_word: 0,
+            what: format!("idle {}", ctx.current_timer().unwrap_or("?")),
+        });
+        let _ = words;
+        ctx.clear_all();
+    }
+}
+
+/// `(k STRING, word STRING, ts TIMESTAMP_LTZ(3))`.
+pub fn schema() -> SchemaRef {
+    let ts: DataType = "TIMESTAMP_LTZ(3)".parse().unwrap();
+    Arc::new(Schema::new(vec![
+        Field::new("k", udf_core::arrow::datatypes::DataType::Utf8, false),
+        Field::new("word", udf_core::arrow::datatypes::DataType::Utf8, false),
+        ts.to_arrow_field("ts").with_nullable(false),
+    ]))
+}
+
+/// `rows` rows: key `(7 i) % keys`, a word of five, a time 100 ms apart — with a gap of 20 s
+/// every 400 rows, so every key goes idle there (`keys` under 100).
+pub fn input(rows: usize, keys: usize) -> RecordBatch {
+    let schema = schema();
+    let k: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..rows).map(|i| format!("k{}", (i * 7) % keys)),
+    ));
+    let word: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..rows).map(|i| ["ant", "bee", "cat", "dog", "eel"][(i / 3) % 5]),
+    ));
+    let millis =
+        Int64Array::from_iter_values((0..rows).map(|i| i as i64 * 100 + (i / 400) as i64 * 20_000));
+    let ts = udf_core::arrow::compute::cast(&millis, schema.field(2).data_type()).unwrap();
+    RecordBatch::try_new(schema, vec![k, word, ts]).unwrap()
+}
+
+/// `Tally` over `events` with uid `uid` (tests running at once use their own: on disk a
+/// uid names the state's directory).
+pub fn query(uid: &str) -> String {
+    format!(
+        "SELECT * FROM Tally(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts), uid => '{uid}')"
+    )
+}
+
+/// A session of `partitions` processors with `Tally` and a fed `events` table.
+pub fn fed_session(partitions: usize) -> (Session, udf_runtime::Feed) {
+    let session = crate::support::session_of(partitions);
+    session.register(Tally).unwrap();
+    let feed = session.register_feed("events", schema()).unwrap();
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    (session, feed)
+}
+
+/// Sends `rows` of `input` in batches of `batch` rows.
+pub async fn send(
+    feed: &udf_runtime::Feed,
+    input: &RecordBatch,
+    rows: std::ops::Range<usize>,
+    batch: usize,
+) {
+    let mut at = rows.start;
+    while at < rows.end {
+        let length = batch.min(rows.end - at);
+        feed.send(input.slice(at, length)).await.unwrap();
+        at += length;
+    }
+}
+
+/// Every batch of `output`, failing the test after 30 s instead of hanging.
+pub async fn drain(mut output: SendableRecordBatchStream) -> Vec<RecordBatch> {
+    let mut batches = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), output.next()).await {
+            Ok(Some(batch)) => batches.push(batch.unwrap()),
+            Ok(None) => return batches,
+            Err(_) => panic!("the output did not end within 30 s"),
+        }
+    }
+}
+
+/// Output rows by key (the first column), each key's in order: processors interleave keys
+/// freely, but a key's rows come in one order.
+pub fn by_key(batches: &[RecordBatch]) -> BTreeMap<String, Vec<Vec<Value>>> {
+    let mut keys: BTreeMap<String, Vec<Vec<Value>>> = BTreeMap::new();
+    for row in batches_to_rows(batches) {
+        let key = match &row[0] {
+            Value::String(k) => k.clone(),
+            other => panic!("a key is a string, not {other:?}"),
+        };
+        keys.entry(key).or_default().push(row);
+    }
+    keys
+}
+
+/// The whole input through `Tally` without interruption.
+pub async fn uninterrupted(
+    input: &RecordBatch,
+    partitions: usize,
+) -> BTreeMap<String, Vec<Vec<Value>>> {
+    let (session, feed) = fed_session(partitions);
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let uid = format!(
+        "uninterrupted-{}",
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let output = session
+        .sql(&query(&uid))
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    let drained = tokio::spawn(drain(output));
+    send(&feed, input, 0..input.num_rows(), 64).await;
+    feed.close();
+    by_key(&drained.await.unwrap())
+}

@@ -1,0 +1,195 @@
+//! A query stopped at a savepoint and restored from it, and periodic checkpoints.
+
+use std::time::Duration;
+
+use udf_runtime::Checkpoint;
+
+use futures::StreamExt;
+
+use super::*;
+
+/// Runs `Tally` over the first `first` rows (in batches of 64), stops it at a savepoint,
+/// restores a second query — `query` — from it, sends the rest from the savepoint's
+/// position, and gives both runs' output.
+async fn stopped_and_restored(
+    input: &RecordBatch,
+    first: usize,
+    partitions: usize,
+    name: &str,
+    restored_query: &str,
+) -> (BTreeMap<String, Vec<Vec<Value>>>, Checkpoint) {
+    let checkpoints = scratch(name);
+    let uid = own(name);
+    let (session, feed) = fed_session(partitions);
+    // Checkpoints on, but none due during the test: only the savepoint is taken.
+    session
+        .set_option("execution.checkpointing.interval", "1 h")
+        .unwrap();
+    session
+        .set_option(
+            "execution.checkpointing.dir",
+            checkpoints.join("periodic").to_str().unwrap(),
+        )
+        .unwrap();
+    let mut output = session
+        .sql(&query(&uid))
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    let sending = {
+        let (feed, input) = (feed.clone(), input.clone());
+        tokio::spawn(async move { send(&feed, &input, 0..first, 64).await })
+    };
+    // Some output first, so the query has read rows when the savepoint is taken.
+    let mut early = Vec::new();
+    while early.iter().map(RecordBatch::num_rows).sum::<usize>() < first / 4 {
+        let batch = tokio::time::timeout(Duration::from_secs(30), output.next()).await;
+        early.push(
+            batch
+                .expect("output within 30 s")
+                .expect("more output")
+                .unwrap(),
+        );
+    }
+    let before = tokio::spawn(drain(output));
+    sending.await.unwrap();
+    let savepoint = session
+        .stop_with_savepoint(&uid, checkpoints.join("savepoints"))
+        .await;
+    early.extend(before.await.unwrap());
+    let before = early;
+    let savepoint = savepoint.unwrap();
+    let checkpoint = Checkpoint::find(&savepoint, &uid).unwrap();
+    assert!(checkpoint.is_savepoint());
+    let position = checkpoint.position("events").unwrap() as usize;
+    // The feed's rows not yet read when the barrier left are not in it.
+    assert!(position <= first, "{position} > {first}");
+    let stats = session.checkpoint_stats(&uid).unwrap();
+    assert_eq!(stats.last_path.as_deref(), Some(savepoint.as_path()));
+    assert!(stats.last_bytes > 0);
+
+    let (session, feed) = fed_session(partitions);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    let restored_query = restored_query.replace("{uid}", &uid);
+    let output = session
+        .sql(&restored_query)
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    let after = tokio::spawn(drain(output));
+    send(&feed, input, position..input.num_rows(), 64).await;
+    feed.close();
+    let after = after.await.unwrap();
+    assert_eq!(
+        session
+            .checkpoint_stats(&uid)
+            .unwrap()
+            .restored_from
+            .as_deref(),
+        Some(checkpoint.dir())
+    );
+
+    let mut combined = by_key(&before);
+    for (key, rows) in by_key(&after) {
+        combined.entry(key).or_default().extend(rows);
+    }
+    let _ = std::fs::remove_dir_all(&checkpoints);
+    (combined, checkpoint)
+}
+
+crate::on_both_backends! {
+    async fn a_query_stopped_at_a_savepoint_and_restored_gives_the_uninterrupted_output() {
+        let input = input(3000, 37);
+        for (partitions, first) in [(1, 1000), (2, 1700)] {
+            let expected = uninterrupted(&input, partitions).await;
+            let rows: usize = expected.values().map(Vec::len).sum();
+            // Every row, and an idle report per key at the end and per gap (7 gaps, 37 keys) —
+            // but one: the first row after a gap is processed under the watermark before it,
+            // so its key registers a new idle timer, replacing the one due (rule 26).
+            assert_eq!(rows, 3000 + 37 + 7 * 36);
+            let name = format!("stop-{partitions}");
+            let (combined, savepoint) =
+                stopped_and_restored(&input, first, partitions, &name, &query("{uid}")).await;
+            assert!(savepoint.position("events").unwrap() > 0);
+            assert_eq!(combined, expected, "{partitions} processors, stopped after {first} rows");
+        }
+    }
+
+    async fn a_changed_query_keeps_the_state_of_its_uid() {
+        // The restored query filters on a column the first did not: its state is found by
+        // uid all the same, so each key's counts go on from the savepoint.
+        let input = input(2000, 11);
+        let (combined, savepoint) = stopped_and_restored(
+            &input,
+            1000,
+            2,
+            "changed",
+            "SELECT * FROM Tally(input => TABLE (SELECT * FROM events WHERE word <> 'ant') PARTITION BY k, on_time => DESCRIPTOR(ts), uid => '{uid}')",
+        )
+        .await;
+        let position = savepoint.position("events").unwrap() as usize;
+        // What to expect: the uninterrupted query over the rows before the savepoint and, after
+        // it, the rows without 'ant' — computed by one query over such an input, whose timers
+        // fire as the restored query's do.
+        let words = input.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        let keep: Vec<bool> = (0..input.num_rows())
+            .map(|i| i < position || words.value(i) != "ant")
+            .collect();
+        let filtered = udf_core::arrow::compute::filter_record_batch(
+            &input,
+            &udf_core::arrow::array::BooleanArray::from(keep),
+        )
+        .unwrap();
+        let expected = uninterrupted(&filtered, 2).await;
+        assert_eq!(combined, expected);
+    }
+
+    async fn periodic_checkpoints_complete_and_the_newest_are_kept() {
+        let checkpoints = scratch("periodic");
+        let uid = own("periodic");
+        let (session, feed) = fed_session(2);
+        session.set_option("execution.checkpointing.interval", "20 ms").unwrap();
+        session
+            .set_option("execution.checkpointing.dir", checkpoints.to_str().unwrap())
+            .unwrap();
+        session.set_option("execution.checkpointing.num-retained", "2").unwrap();
+        let output = session.sql(&query(&uid)).await.unwrap().execute_stream().await.unwrap();
+        let drained = tokio::spawn(drain(output));
+        let input = input(2000, 13);
+        // Slowly enough that several checkpoints are taken along the way (bounded: 10 s).
+        let started = std::time::Instant::now();
+        for start in (0..2000).step_by(100) {
+            send(&feed, &input, start..start + 100, 50).await;
+            tokio::time::sleep(Duration::from_millis(15)).await;
+            let done = session.checkpoint_stats(&uid).map_or(0, |s| s.completed);
+            if start >= 1000 && done >= 3 || started.elapsed() > Duration::from_secs(10) {
+                break;
+            }
+        }
+        let stats = session.checkpoint_stats(&uid).unwrap();
+        assert!(stats.completed >= 3, "{stats:?}");
+        assert_eq!(stats.failed, 0, "{stats:?}");
+        // What the feed may drop: the rows the latest checkpoint covers.
+        let newest = Checkpoint::find(&checkpoints, &uid).unwrap();
+        assert_eq!(newest.dir(), stats.last_path.as_deref().unwrap());
+        let durable = feed.durable_rows();
+        assert!(durable > 0);
+        assert!(durable >= newest.position("events").unwrap() || stats.last_id > Some(newest.id()));
+        feed.close();
+        drained.await.unwrap();
+        let kept: Vec<String> = std::fs::read_dir(checkpoints.join(&uid))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.starts_with("chk-"))
+            .collect();
+        // The two newest complete ones, and perhaps one under way when the input ended.
+        assert!((2..=3).contains(&kept.len()), "{kept:?}");
+        let _ = std::fs::remove_dir_all(&checkpoints);
+    }
+}

@@ -1,0 +1,206 @@
+//! A checkpoint under way and the barrier that carries it. A source emits the barrier after
+//! the last rows it read before the checkpoint and records its position; every operator
+//! between the source and the stateful one passes it on in order with the rows; a processor
+//! that has the barrier from all its sources saves its state. When every source and
+//! processor has answered, the manifest is written and the checkpoint is complete.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::common::Result;
+use tokio::sync::watch;
+
+use super::files;
+use super::manifest::{self, Manifest, SourcePosition, StateFile};
+
+/// Called with the manifest of each checkpoint that completes.
+pub type OnComplete = Arc<dyn Fn(&Manifest) + Send + Sync>;
+
+/// What a checkpointed source yields: rows, or a barrier after the rows before it.
+#[derive(Debug)]
+pub enum SourceMessage {
+    Rows(RecordBatch),
+    Barrier(Barrier, SourceAt),
+}
+
+/// Where a source stood when it emitted a barrier (the router adds the row times it saw).
+#[derive(Debug, Clone)]
+pub struct SourceAt {
+    pub table: String,
+    pub partition: usize,
+    pub rows: u64,
+}
+
+#[derive(Clone)]
+pub struct Barrier {
+    pub id: u64,
+    /// A savepoint that stops the query: sources read nothing after it, and processors end
+    /// without the end of input (no timers fire).
+    pub stop: bool,
+    pub pending: Arc<Pending>,
+}
+
+impl fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Barrier({}{})",
+            self.id,
+            if self.stop { ", stop" } else { "" }
+        )
+    }
+}
+
+/// How a checkpoint ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Complete {
+        dir: PathBuf,
+        bytes: u64,
+        duration: Duration,
+        /// The longest a processor waited between its first and last barrier.
+        alignment: Duration,
+    },
+    Failed(String),
+    /// A source ended before its barrier left it: the input is done, nothing to resume.
+    Abandoned,
+}
+
+/// One checkpoint under way: the answers so far.
+pub struct Pending {
+    pub id: u64,
+    dir: PathBuf,
+    started: Instant,
+    answers: Mutex<Answers>,
+    outcome: watch::Sender<Option<Outcome>>,
+    /// Called with the manifest once the checkpoint is complete (fed tables learn what is
+    /// durable).
+    on_complete: Vec<OnComplete>,
+}
+
+struct Answers {
+    manifest: Manifest,
+    sources: Vec<Option<SourcePosition>>,
+    processors: Vec<Option<StateFile>>,
+    alignment: Duration,
+    closed: bool,
+}
+
+impl Pending {
+    pub fn new(
+        manifest: Manifest,
+        dir: PathBuf,
+        sources: usize,
+        processors: usize,
+        on_complete: Vec<OnComplete>,
+    ) -> Arc<Self> {
+        Arc::new(Pending {
+            id: manifest.id,
+            dir,
+            started: Instant::now(),
+            answers: Mutex::new(Answers {
+                manifest,
+                sources: vec![None; sources],
+                processors: vec![None; processors],
+                alignment: Duration::ZERO,
+                closed: false,
+            }),
+            outcome: watch::Sender::new(None),
+            on_complete,
+        })
+    }
+
+    pub fn outcome(&self) -> watch::Receiver<Option<Outcome>> {
+        self.outcome.subscribe()
+    }
+
+    fn answers(&self) -> std::sync::MutexGuard<'_, Answers> {
+        self.answers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Source `source` emitted the barrier at `position`.
+    pub fn source(&self, source: usize, position: SourcePosition) {
+        let mut answers = self.answers();
+        answers.sources[source] = Some(position);
+        self.maybe_complete(answers);
+    }
+
+    /// Processor `processor` saved `state` after waiting `alignment` for its barriers.
+    pub fn processor(&self, processor: usize, state: &[u8], alignment: Duration) {
+        let name = format!("state-{processor}");
+        let written = files::write(&self.dir.join(&name), state);
+        let mut answers = self.answers();
+        match written {
+            Ok(()) => {
+                answers.processors[processor] = Some(StateFile {
+                    name,
+                    bytes: (state.len() + files::HEADER) as u64,
+                    checksum: files::crc32(state),
+                });
+                answers.alignment = answers.alignment.max(alignment);
+                self.maybe_complete(answers);
+            }
+            Err(error) => self.close(answers, Outcome::Failed(error.to_string())),
+        }
+    }
+
+    /// The checkpoint cannot complete.
+    pub fn fail(&self, reason: String) {
+        let answers = self.answers();
+        self.close(answers, Outcome::Failed(reason));
+    }
+
+    /// A source ended before the barrier reached it.
+    pub fn abandon(&self) {
+        let answers = self.answers();
+        self.close(answers, Outcome::Abandoned);
+    }
+
+    fn close(&self, mut answers: std::sync::MutexGuard<'_, Answers>, outcome: Outcome) {
+        if !answers.closed {
+            answers.closed = true;
+            self.outcome.send_replace(Some(outcome));
+        }
+    }
+
+    fn maybe_complete(&self, mut answers: std::sync::MutexGuard<'_, Answers>) {
+        if answers.closed
+            || answers.sources.iter().any(Option::is_none)
+            || answers.processors.iter().any(Option::is_none)
+        {
+            return;
+        }
+        let mut manifest = answers.manifest.clone();
+        manifest.sources = answers.sources.iter().flatten().cloned().collect();
+        manifest.processors = answers.processors.iter().flatten().cloned().collect();
+        let outcome = match manifest::commit(&self.dir, &manifest) {
+            Ok(()) => {
+                for hook in &self.on_complete {
+                    hook(&manifest);
+                }
+                Outcome::Complete {
+                    dir: self.dir.clone(),
+                    bytes: manifest.state_bytes(),
+                    duration: self.started.elapsed(),
+                    alignment: answers.alignment,
+                }
+            }
+            Err(error) => Outcome::Failed(error.to_string()),
+        };
+        answers.manifest = manifest;
+        self.close(answers, outcome);
+    }
+}
+
+/// Creates the directory of a checkpoint about to be triggered.
+pub fn prepare(dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        datafusion::common::DataFusionError::Execution(format!(
+            "checkpoint directory {} could not be created: {e}",
+            dir.display()
+        ))
+    })
+}

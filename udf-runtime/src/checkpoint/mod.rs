@@ -1,0 +1,21 @@
+//! Checkpoints: a query's state, timers and source positions saved as a consistent cut,
+//! from which a later run resumes (docs/architecture.md, "Checkpoints").
+//!
+//! The coordinator of a run (`coordinator.rs`) triggers a checkpoint; each source emits a
+//! barrier after the rows it read before it (`source.rs`); the plan between the sources and
+//! the stateful operator is run so that barriers keep their place (`region.rs`, and the plans
+//! allowed, `rule.rs`); a processor holds back what comes after a source's barrier until all
+//! have come, then saves its keyed-state unit (`barrier.rs`); once every source and processor
+//! has answered, the manifest is written last (`manifest.rs`, `files.rs`) and the checkpoint
+//! is complete. Settings use Flink's keys (`config.rs`); the running queries of a session are
+//! found by uid (`jobs.rs`) for savepoints and statistics.
+
+pub mod barrier;
+pub mod config;
+pub mod coordinator;
+pub mod files;
+pub mod jobs;
+pub mod manifest;
+pub mod region;
+pub mod rule;
+pub mod source;

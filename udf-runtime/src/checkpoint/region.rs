@@ -1,0 +1,106 @@
+//! The plan between a checkpointed source and the stateful operator that reads it, run so
+//! that barriers keep their place among the rows. DataFusion's operators hold rows inside
+//! (a filter coalesces small batches), so a barrier sent beside them could overtake rows;
+//! instead the operator reads its input through this module, which runs the few operators
+//! such a region may hold — projections and filters, evaluated here batch by batch as the
+//! operators would — over the source's messages. Any other operator there is refused when
+//! the plan is made (`rule.rs`).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use datafusion::common::{Result, plan_err};
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::filter::{FilterExec, batch_filter};
+use datafusion::physical_plan::projection::ProjectionExec;
+use futures::StreamExt;
+
+use super::barrier::SourceMessage;
+use super::coordinator::Coordinator;
+use super::source::{self, Messages};
+use crate::session::feed::FeedExec;
+
+/// Whether `plan` may stand between a source and the stateful operator: `None` if so, else
+/// why not.
+pub fn refusal(plan: &dyn ExecutionPlan) -> Option<String> {
+    let any = plan as &dyn Any;
+    if any.is::<FeedExec>() || any.is::<ProjectionExec>() {
+        return None;
+    }
+    if let Some(filter) = any.downcast_ref::<FilterExec>() {
+        return filter
+            .fetch()
+            .map(|_| "a filter with a row limit cannot take part in checkpoints".to_owned());
+    }
+    if plan.children().is_empty() {
+        return Some(format!(
+            "the source `{}` cannot record a position for checkpoints (fed tables can; files cannot yet)",
+            plan.name()
+        ));
+    }
+    Some(format!(
+        "`{}` cannot pass checkpoint barriers in order with its rows (projections and filters can)",
+        plan.name()
+    ))
+}
+
+/// Partition `partition` of `plan` as messages with barriers; `source` numbers it among the
+/// run's sources.
+pub fn messages(
+    plan: &Arc<dyn ExecutionPlan>,
+    partition: usize,
+    context: Arc<TaskContext>,
+    coordinator: &Arc<Coordinator>,
+    source: usize,
+) -> Result<Messages> {
+    let any = plan.as_ref() as &dyn Any;
+    if let Some(feed) = any.downcast_ref::<FeedExec>() {
+        coordinator.on_complete(feed.durable_hook());
+        let batches = feed.execute(partition, context)?;
+        return Ok(source::checkpointed(
+            batches,
+            feed.table().to_owned(),
+            partition,
+            source,
+            coordinator.clone(),
+        ));
+    }
+    if let Some(projection) = any.downcast_ref::<ProjectionExec>() {
+        let projector = projection
+            .projection_expr()
+            .make_projector(&projection.input().schema())?;
+        let input = messages(projection.input(), partition, context, coordinator, source)?;
+        return Ok(input
+            .map(move |message| match message? {
+                SourceMessage::Rows(batch) => {
+                    Ok(SourceMessage::Rows(projector.project_batch(&batch)?))
+                }
+                barrier => Ok(barrier),
+            })
+            .boxed());
+    }
+    if let Some(filter) = any.downcast_ref::<FilterExec>()
+        && filter.fetch().is_none()
+    {
+        let predicate = filter.predicate().clone();
+        let columns = filter.projection().clone();
+        let input = messages(filter.input(), partition, context, coordinator, source)?;
+        return Ok(input
+            .map(move |message| match message? {
+                SourceMessage::Rows(batch) => {
+                    let kept = batch_filter(&batch, &predicate)?;
+                    Ok(SourceMessage::Rows(match &columns {
+                        Some(columns) => kept.project(columns)?,
+                        None => kept,
+                    }))
+                }
+                barrier => Ok(barrier),
+            })
+            .boxed());
+    }
+    match refusal(plan.as_ref()) {
+        Some(reason) => plan_err!("{reason}"),
+        None => plan_err!("`{}` cannot take part in checkpoints", plan.name()),
+    }
+}

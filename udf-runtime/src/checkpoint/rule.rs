@@ -1,0 +1,136 @@
+//! Which plans can be checkpointed, decided when the plan is made (a physical optimizer rule
+//! that runs last). With checkpoints on, a query over unbounded input keeps its state in one
+//! process table function with a `uid`; between its sources and it stand only operators that
+//! pass barriers in order (`region.rs`) — DataFusion's repartitioning and batch coalescing
+//! there are taken out, since the function routes rows by key itself — and above it only
+//! operators that keep nothing across batches. Anything else is a planning error naming the
+//! operator: a checkpoint that silently missed some state would restore wrong answers.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Result, plan_err};
+use datafusion::config::ConfigOptions;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::coop::CooperativeExec;
+use datafusion::physical_plan::execution_plan::Boundedness;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, ExecutionPlan, ExecutionPlanProperties, ReplaceChildrenOptions,
+};
+
+use super::config::CheckpointConfig;
+use super::region;
+use crate::ops::ptf::exec::PtfExec;
+
+#[derive(Debug, Default)]
+pub struct CheckpointedPlans;
+
+const ON: &str =
+    "checkpoints are on (execution.checkpointing.interval or execution.state-recovery.path)";
+
+impl PhysicalOptimizerRule for CheckpointedPlans {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        config: &ConfigOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if !CheckpointConfig::of(config).enabled() {
+            return Ok(plan);
+        }
+        let mut functions = 0;
+        plan.apply(|node| {
+            functions += usize::from((node.as_ref() as &dyn Any).is::<PtfExec>());
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        match functions {
+            // A bounded query without one runs as a batch job, which Flink does not
+            // checkpoint either.
+            0 if matches!(plan.boundedness(), Boundedness::Bounded) => return Ok(plan),
+            0 => {
+                return plan_err!(
+                    "{ON}, but this query over unbounded input has no process table function: checkpoints cover the state of one process table function per query so far"
+                );
+            }
+            1 => {}
+            n => {
+                return plan_err!(
+                    "{ON}, but this query has {n} process table functions: checkpoints cover one per query so far"
+                );
+            }
+        }
+        plan.transform_down(|node| {
+            let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() else {
+                if let Some(reason) = above(node.as_ref()) {
+                    return plan_err!("{ON}: {reason}");
+                }
+                return Ok(Transformed::no(node));
+            };
+            function.checkpoint_target()?;
+            let inputs = node
+                .children()
+                .into_iter()
+                .map(|input| region_of(input.clone()))
+                .collect::<Result<Vec<_>>>()?;
+            let recompute = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
+            let node = node.clone().replace_children(inputs, recompute)?;
+            Ok(Transformed::new(node, true, TreeNodeRecursion::Jump))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "CheckpointedPlans"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// The input of the stateful operator without repartitioning, coalescing and cooperative
+/// yielding, checked.
+fn region_of(input: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    let stripped = input.transform_down(|node| {
+        if coalesces_or_repartitions(node.as_ref()) {
+            let child = node.children()[0].clone();
+            return Ok(Transformed::yes(child));
+        }
+        Ok(Transformed::no(node))
+    })?;
+    let stripped = stripped.data;
+    stripped.apply(|node| match region::refusal(node.as_ref()) {
+        Some(reason) => plan_err!("{ON}: {reason}"),
+        None => Ok(TreeNodeRecursion::Continue),
+    })?;
+    Ok(stripped)
+}
+
+/// Why `plan`, above the stateful operator, cannot be in a checkpointed query.
+fn above(plan: &dyn ExecutionPlan) -> Option<String> {
+    let any = plan as &dyn Any;
+    let passes = any.is::<ProjectionExec>()
+        || any.is::<FilterExec>()
+        || any.is::<CoalescePartitionsExec>()
+        || coalesces_or_repartitions(plan);
+    (!passes).then(|| {
+        format!(
+            "`{}` after the process table function keeps rows across batches, which checkpoints do not cover yet",
+            plan.name()
+        )
+    })
+}
+
+/// Repartitioning, batch coalescing and cooperative yielding: only there for speed and
+/// fairness, which the function's own routing (and the barrier-aware source, which waits on
+/// channels) gives.
+fn coalesces_or_repartitions(plan: &dyn ExecutionPlan) -> bool {
+    // `CoalesceBatchesExec` is deprecated, but plans made elsewhere may still hold one.
+    matches!(plan.name(), "CoalesceBatchesExec")
+        || (plan as &dyn Any).is::<RepartitionExec>()
+        || (plan as &dyn Any).is::<CooperativeExec>()
+}
