@@ -3,8 +3,10 @@
 //! periodic checkpoints complete and are kept as configured; a damaged checkpoint is passed
 //! over or named; plans that cannot be checkpointed are refused when planned.
 
+mod crash;
 mod errors;
 mod restore;
+mod sink;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -14,7 +14,7 @@ use datafusion::common::Result;
 use tokio::sync::watch;
 
 use super::files;
-use super::manifest::{self, Manifest, SourcePosition, StateFile};
+use super::manifest::{self, Manifest, SinkFile, SourcePosition, StateFile};
 
 /// Called with the manifest of each checkpoint that completes.
 pub type OnComplete = Arc<dyn Fn(&Manifest) + Send + Sync>;
@@ -24,6 +24,14 @@ pub type OnComplete = Arc<dyn Fn(&Manifest) + Send + Sync>;
 pub enum SourceMessage {
     Rows(RecordBatch),
     Barrier(Barrier, SourceAt),
+}
+
+/// What a stateful operator emits for a committing sink: rows, or a barrier after the rows
+/// from before its checkpoint (the operator saved its state for it).
+#[derive(Debug)]
+pub enum Flow {
+    Rows(RecordBatch),
+    Barrier(Barrier),
 }
 
 /// Where a source stood when it emitted a barrier (the router adds the row times it saw).
@@ -40,17 +48,20 @@ pub struct Barrier {
     /// A savepoint that stops the query: sources read nothing after it, and processors end
     /// without the end of input (no timers fire).
     pub stop: bool,
+    /// The final checkpoint, at the end of input: each source answers once it has no more
+    /// rows, each processor once it has done everything (its timers fired at the end).
+    pub end: bool,
     pub pending: Arc<Pending>,
 }
 
 impl fmt::Debug for Barrier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Barrier({}{})",
-            self.id,
-            if self.stop { ", stop" } else { "" }
-        )
+        let kind = match (self.stop, self.end) {
+            (true, _) => ", stop",
+            (_, true) => ", end",
+            _ => "",
+        };
+        write!(f, "Barrier({}{kind})", self.id)
     }
 }
 
@@ -85,6 +96,8 @@ struct Answers {
     manifest: Manifest,
     sources: Vec<Option<SourcePosition>>,
     processors: Vec<Option<StateFile>>,
+    /// Per partition of a committing sink: the files it finished before the barrier.
+    sinks: Vec<Option<Vec<SinkFile>>>,
     alignment: Duration,
     closed: bool,
 }
@@ -95,6 +108,7 @@ impl Pending {
         dir: PathBuf,
         sources: usize,
         processors: usize,
+        sinks: usize,
         on_complete: Vec<OnComplete>,
     ) -> Arc<Self> {
         Arc::new(Pending {
@@ -105,6 +119,7 @@ impl Pending {
                 manifest,
                 sources: vec![None; sources],
                 processors: vec![None; processors],
+                sinks: vec![None; sinks],
                 alignment: Duration::ZERO,
                 closed: false,
             }),
@@ -147,6 +162,13 @@ impl Pending {
         }
     }
 
+    /// Sink partition `partition` finished `files` before the barrier.
+    pub fn sink(&self, partition: usize, files: Vec<SinkFile>) {
+        let mut answers = self.answers();
+        answers.sinks[partition] = Some(files);
+        self.maybe_complete(answers);
+    }
+
     /// The checkpoint cannot complete.
     pub fn fail(&self, reason: String) {
         let answers = self.answers();
@@ -170,13 +192,19 @@ impl Pending {
         if answers.closed
             || answers.sources.iter().any(Option::is_none)
             || answers.processors.iter().any(Option::is_none)
+            || answers.sinks.iter().any(Option::is_none)
         {
             return;
         }
         let mut manifest = answers.manifest.clone();
         manifest.sources = answers.sources.iter().flatten().cloned().collect();
         manifest.processors = answers.processors.iter().flatten().cloned().collect();
-        let outcome = match manifest::commit(&self.dir, &manifest) {
+        manifest.sink = answers.sinks.iter().flatten().flatten().cloned().collect();
+        // Complete once the manifest is written; then the output it covers is committed (a
+        // crash in between is mended by the restore, which commits again).
+        let written =
+            manifest::commit(&self.dir, &manifest).and_then(|()| manifest.commit_output());
+        let outcome = match written {
             Ok(()) => {
                 for hook in &self.on_complete {
                     hook(&manifest);

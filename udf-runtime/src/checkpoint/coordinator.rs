@@ -4,7 +4,7 @@
 //! checkpoints failed in a row than it tolerates. It also holds what the run restores from.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,6 +21,9 @@ use super::manifest::{self, Complete, Manifest};
 pub struct CheckpointTarget {
     pub uid: String,
     pub function: String,
+    /// Whether a committing sink takes the function's output (one partition per processor):
+    /// checkpoints then wait for its files too.
+    pub sink: bool,
 }
 
 pub struct Coordinator {
@@ -32,7 +35,11 @@ pub struct Coordinator {
     trigger: watch::Sender<Option<Barrier>>,
     restored: Option<Complete>,
     next_id: AtomicU64,
-    live_sources: AtomicUsize,
+    /// Sources not yet ended; checked and changed with the trigger, so no barrier is
+    /// triggered after the last source ended.
+    live_sources: Mutex<usize>,
+    /// The checkpoint at the end of input.
+    end: std::sync::OnceLock<Option<Barrier>>,
     on_complete: Mutex<Vec<OnComplete>>,
     jobs: Option<(Arc<Jobs>, u64)>,
 }
@@ -72,6 +79,8 @@ impl Coordinator {
         };
         if let Some(restored) = &restored {
             check_shape(restored, &target, sources, processors)?;
+            // A crash between its manifest and the renames left output uncommitted.
+            restored.manifest.commit_output()?;
         }
         // Numbering goes on after the restored checkpoint and any already in the directory.
         let mut last = restored.as_ref().map_or(0, |r| r.manifest.id);
@@ -108,7 +117,8 @@ impl Coordinator {
             trigger: watch::Sender::new(None),
             restored,
             next_id: AtomicU64::new(last + 1),
-            live_sources: AtomicUsize::new(sources),
+            live_sources: Mutex::new(sources),
+            end: std::sync::OnceLock::new(),
             on_complete: Mutex::new(Vec::new()),
             jobs,
         });
@@ -159,7 +169,8 @@ impl Coordinator {
 
     /// A source has no more rows; a checkpoint whose barrier it never emitted cannot complete.
     pub fn source_ended(&self, last_barrier: u64) {
-        self.live_sources.fetch_sub(1, Ordering::AcqRel);
+        let mut live = lock(&self.live_sources);
+        *live -= 1;
         if let Some(barrier) = self.trigger.borrow().as_ref()
             && barrier.id > last_barrier
         {
@@ -167,8 +178,51 @@ impl Coordinator {
         }
     }
 
-    /// Triggers checkpoint `id` (a savepoint into `savepoint` if given).
-    fn trigger(&self, savepoint: Option<&PathBuf>, stop: bool) -> Result<Arc<Pending>> {
+    /// The final checkpoint, taken at the end of input when checkpoints are written (not
+    /// when the run only restores).
+    pub fn final_barrier(&self) -> Option<Barrier> {
+        self.end
+            .get_or_init(|| {
+                let pending = self.pending(None).ok()?;
+                // Noted like a periodic one (kept, counted) once it completes.
+                let (book, waited) = (self.book.clone(), pending.clone());
+                drop(tokio::spawn(async move {
+                    let mut outcome = waited.outcome();
+                    if let Ok(outcome) = outcome.wait_for(Option::is_some).await {
+                        let outcome = outcome.clone().expect("waited for it");
+                        book.record(waited.id, &outcome, true);
+                    }
+                }));
+                Some(Barrier {
+                    id: pending.id,
+                    stop: false,
+                    end: true,
+                    pending,
+                })
+            })
+            .clone()
+    }
+
+    /// Triggers a checkpoint (a savepoint into `savepoint` if given): an error once every
+    /// source has ended.
+    fn trigger(&self, savepoint: Option<&PathBuf>, stop: bool) -> Result<Option<Arc<Pending>>> {
+        let live = lock(&self.live_sources);
+        if *live == 0 {
+            return Ok(None);
+        }
+        let pending = self.pending(savepoint)?;
+        self.trigger.send_replace(Some(Barrier {
+            id: pending.id,
+            stop,
+            end: false,
+            pending: pending.clone(),
+        }));
+        drop(live);
+        Ok(Some(pending))
+    }
+
+    /// A new checkpoint (a savepoint into `savepoint`), its directory made.
+    fn pending(&self, savepoint: Option<&PathBuf>) -> Result<Arc<Pending>> {
         let id = self.next_id.fetch_add(1, Ordering::AcqRel);
         let uid = &self.target.uid;
         let dir = match (savepoint, &self.config.dir) {
@@ -187,19 +241,15 @@ impl Coordinator {
             savepoint.is_some(),
             triggered_at,
         );
-        let pending = Pending::new(
+        let sinks = if self.target.sink { self.processors } else { 0 };
+        Ok(Pending::new(
             manifest,
             dir,
             self.sources,
             self.processors,
+            sinks,
             lock(&self.on_complete).clone(),
-        );
-        self.trigger.send_replace(Some(Barrier {
-            id,
-            stop,
-            pending: pending.clone(),
-        }));
-        Ok(pending)
+        ))
     }
 }
 
@@ -317,21 +367,21 @@ async fn run(
         let Some(strong) = coordinator.upgrade() else {
             return;
         };
-        if strong.live_sources.load(Ordering::Acquire) == 0 {
-            if let Some(request) = request {
-                let _ = request.reply.send(exec_err!(
-                    "the query's input has ended: there is nothing left to save"
-                ));
-            }
-            return;
-        }
         let timeout = book.config.timeout;
         let (savepoint, stop) = match &request {
             Some(request) => (Some(&request.dir), request.stop),
             None => (None, false),
         };
         let pending = match strong.trigger(savepoint, stop) {
-            Ok(pending) => pending,
+            Ok(Some(pending)) => pending,
+            Ok(None) => {
+                if let Some(request) = request {
+                    let _ = request.reply.send(exec_err!(
+                        "the query's input has ended: there is nothing left to save"
+                    ));
+                }
+                return;
+            }
             Err(error) => {
                 let outcome = Outcome::Failed(error.to_string());
                 book.record(0, &outcome, request.is_none());

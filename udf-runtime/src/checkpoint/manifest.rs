@@ -30,6 +30,15 @@ pub struct Manifest {
     pub sources: Vec<SourcePosition>,
     /// One file per processor, in processor order.
     pub processors: Vec<StateFile>,
+    /// The output files of a committing sink that this checkpoint commits.
+    pub sink: Vec<SinkFile>,
+}
+
+/// An output file written before the checkpoint: complete once renamed to `committed`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SinkFile {
+    pub in_progress: PathBuf,
+    pub committed: PathBuf,
 }
 
 /// Where a source stood when its barrier left it.
@@ -62,7 +71,30 @@ impl Manifest {
             triggered_at,
             sources: Vec::new(),
             processors: Vec::new(),
+            sink: Vec::new(),
         }
+    }
+
+    /// Renames every output file of the checkpoint into place; a file already there is left
+    /// (committing again after a crash is harmless).
+    pub fn commit_output(&self) -> Result<()> {
+        for file in &self.sink {
+            if file.committed.exists() || !file.in_progress.exists() {
+                continue;
+            }
+            fs::rename(&file.in_progress, &file.committed).map_err(|e| {
+                DataFusionError::Execution(format!(
+                    "checkpoint {}: output file {} could not be committed as {}: {e}",
+                    self.id,
+                    file.in_progress.display(),
+                    file.committed.display()
+                ))
+            })?;
+            if let Some(dir) = file.committed.parent() {
+                files::sync_dir(dir)?;
+            }
+        }
+        Ok(())
     }
 
     /// The size of the checkpoint's state files.

@@ -3,8 +3,8 @@
 //!
 //! The coordinator of a run (`coordinator.rs`) triggers a checkpoint; each source emits a
 //! barrier after the rows it read before it (`source.rs`); the plan between the sources and
-//! the stateful operator is run so that barriers keep their place (`region.rs`, and the plans
-//! allowed, `rule.rs`); a processor holds back what comes after a source's barrier until all
+//! the stateful operator is run so that barriers keep their place (`region.rs`, `stateless.rs`,
+//! and the plans allowed, `rule.rs`); a processor holds back what comes after a source's barrier until all
 //! have come, then saves its keyed-state unit (`barrier.rs`); once every source and processor
 //! has answered, the manifest is written last (`manifest.rs`, `files.rs`) and the checkpoint
 //! is complete. Settings use Flink's keys (`config.rs`); the running queries of a session are
@@ -19,3 +19,4 @@ pub mod manifest;
 pub mod region;
 pub mod rule;
 pub mod source;
+pub mod stateless;

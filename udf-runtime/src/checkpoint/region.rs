@@ -12,26 +12,19 @@ use std::sync::Arc;
 use datafusion::common::{Result, plan_err};
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::filter::{FilterExec, batch_filter};
-use datafusion::physical_plan::projection::ProjectionExec;
 use futures::StreamExt;
 
 use super::barrier::SourceMessage;
 use super::coordinator::Coordinator;
 use super::source::{self, Messages};
+use super::stateless::{is_per_batch, per_batch};
 use crate::session::feed::FeedExec;
 
 /// Whether `plan` may stand between a source and the stateful operator: `None` if so, else
 /// why not.
 pub fn refusal(plan: &dyn ExecutionPlan) -> Option<String> {
-    let any = plan as &dyn Any;
-    if any.is::<FeedExec>() || any.is::<ProjectionExec>() {
+    if (plan as &dyn Any).is::<FeedExec>() || is_per_batch(plan) {
         return None;
-    }
-    if let Some(filter) = any.downcast_ref::<FilterExec>() {
-        return filter
-            .fetch()
-            .map(|_| "a filter with a row limit cannot take part in checkpoints".to_owned());
     }
     if plan.children().is_empty() {
         return Some(format!(
@@ -66,35 +59,11 @@ pub fn messages(
             coordinator.clone(),
         ));
     }
-    if let Some(projection) = any.downcast_ref::<ProjectionExec>() {
-        let projector = projection
-            .projection_expr()
-            .make_projector(&projection.input().schema())?;
-        let input = messages(projection.input(), partition, context, coordinator, source)?;
+    if let Some((input, apply)) = per_batch(plan.as_ref())? {
+        let input = messages(input, partition, context, coordinator, source)?;
         return Ok(input
             .map(move |message| match message? {
-                SourceMessage::Rows(batch) => {
-                    Ok(SourceMessage::Rows(projector.project_batch(&batch)?))
-                }
-                barrier => Ok(barrier),
-            })
-            .boxed());
-    }
-    if let Some(filter) = any.downcast_ref::<FilterExec>()
-        && filter.fetch().is_none()
-    {
-        let predicate = filter.predicate().clone();
-        let columns = filter.projection().clone();
-        let input = messages(filter.input(), partition, context, coordinator, source)?;
-        return Ok(input
-            .map(move |message| match message? {
-                SourceMessage::Rows(batch) => {
-                    let kept = batch_filter(&batch, &predicate)?;
-                    Ok(SourceMessage::Rows(match &columns {
-                        Some(columns) => kept.project(columns)?,
-                        None => kept,
-                    }))
-                }
+                SourceMessage::Rows(batch) => Ok(SourceMessage::Rows(apply(&batch)?)),
                 barrier => Ok(barrier),
             })
             .boxed());

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, plan_err};
 use datafusion::config::ConfigOptions;
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::coop::CooperativeExec;
@@ -26,6 +27,8 @@ use datafusion::physical_plan::{
 use super::config::CheckpointConfig;
 use super::region;
 use crate::ops::ptf::exec::PtfExec;
+use crate::ops::sink::exec::CommittingSinkExec;
+use crate::ops::sink::sink_input_passes;
 
 #[derive(Debug, Default)]
 pub struct CheckpointedPlans;
@@ -64,6 +67,10 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             }
         }
         plan.transform_down(|node| {
+            if let Some(sink) = (node.as_ref() as &dyn Any).downcast_ref::<DataSinkExec>() {
+                let committing = committing_sink(sink)?;
+                return Ok(Transformed::new(committing, true, TreeNodeRecursion::Jump));
+            }
             let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() else {
                 if let Some(reason) = above(node.as_ref()) {
                     return plan_err!("{ON}: {reason}");
@@ -90,6 +97,44 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
     fn schema_check(&self) -> bool {
         true
     }
+}
+
+/// `INSERT INTO` with checkpoints: the committing sink over the function's output, the
+/// function told that its checkpoints wait for the sink.
+fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
+    let mut uid = None;
+    let input = sink.input().clone().transform_down(|node| {
+        if let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() {
+            uid = Some(function.checkpoint_target()?.uid);
+            let inputs = node
+                .children()
+                .into_iter()
+                .map(|input| region_of(input.clone()))
+                .collect::<Result<Vec<_>>>()?;
+            let node: Arc<dyn ExecutionPlan> = Arc::new(function.with_committing_sink(inputs));
+            return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
+        }
+        // The sink writes each of the function's partitions on its own (a key's rows stay in
+        // order in one of them): merging them is not needed.
+        let any = node.as_ref() as &dyn Any;
+        if any.is::<CoalescePartitionsExec>() || coalesces_or_repartitions(node.as_ref()) {
+            let child = node.children()[0].clone();
+            return Ok(Transformed::yes(child));
+        }
+        if !sink_input_passes(node.as_ref()) {
+            return plan_err!(
+                "{ON}: `{}` between the process table function and the table written cannot pass checkpoint barriers in order with its rows (projections and filters can)",
+                node.name()
+            );
+        }
+        Ok(Transformed::no(node))
+    })?;
+    let Some(uid) = uid else {
+        return plan_err!("{ON}, but the rows written come from no process table function");
+    };
+    Ok(Arc::new(CommittingSinkExec::try_new(
+        sink, input.data, &uid,
+    )?))
 }
 
 /// The input of the stateful operator without repartitioning, coalescing and cooperative

@@ -96,7 +96,15 @@ pub fn checkpointed(
                         }
                         None => {
                             reading.coordinator.source_ended(reading.last);
-                            None
+                            reading.done = true;
+                            // Where the source ended, for the final checkpoint.
+                            let barrier = reading.coordinator.final_barrier()?;
+                            let at = SourceAt {
+                                table: reading.table.clone(),
+                                partition: reading.partition,
+                                rows: reading.rows,
+                            };
+                            Some((Ok(SourceMessage::Barrier(barrier, at)), reading))
                         }
                     };
                 }

@@ -4,4 +4,5 @@
 
 pub mod lateral;
 pub mod ptf;
+pub mod sink;
 pub mod table_aggregate;

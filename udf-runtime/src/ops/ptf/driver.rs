@@ -13,7 +13,8 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use futures::FutureExt;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use udf_core::ptf::{
     CallInfo, Emission, FiredTimer, Firing, Position, ProcessCall, ProcessorSetup, Rows,
     StateBackend, TableSemantics, TableWatermarks, TimerCall, Timers, WatermarkTrace,
@@ -28,6 +29,7 @@ use super::instance::Instance;
 use super::output::{CallOutput, Origins};
 use super::routed::Routed;
 use super::router::Inbox;
+use crate::checkpoint::barrier::{Barrier, Flow};
 use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
 use crate::streaming::state::KeyedState;
@@ -185,6 +187,8 @@ pub(super) struct Driver {
     pub(super) processor: usize,
     /// Stopped at a savepoint: no more input, and no end of input.
     stopped: bool,
+    /// The checkpoint just saved: its barrier goes out after the rows before it.
+    saved: Option<Barrier>,
 }
 
 impl Driver {
@@ -350,62 +354,107 @@ impl Driver {
             firing: None,
             processor: 0,
             stopped: false,
+            saved: None,
         })
     }
 
     /// The processor's output stream: messages from the router in, batches out.
     pub(super) fn run(self, inbox: Inbox, schema: SchemaRef) -> SendableRecordBatchStream {
-        let stream =
-            futures::stream::unfold((Some(inbox), self), |(mut inbox, mut driver)| async move {
-                loop {
-                    if let Some(batch) = driver.coalescer.next_completed_batch() {
-                        return Some((Ok(batch), (inbox, driver)));
+        let batches = self.run_flow(inbox).filter_map(|flow| {
+            std::future::ready(match flow {
+                Ok(Flow::Rows(batch)) => Some(Ok(batch)),
+                Ok(Flow::Barrier(_)) => None,
+                Err(error) => Some(Err(error)),
+            })
+        });
+        Box::pin(RecordBatchStreamAdapter::new(schema, batches))
+    }
+
+    /// The processor's output with a barrier after the rows of each checkpoint it saved —
+    /// and, at the end of input with checkpoints on, after saving its final state — for a
+    /// committing sink.
+    pub(super) fn run_flow(self, inbox: Inbox) -> BoxStream<'static, Result<Flow>> {
+        futures::stream::unfold((Some(inbox), self), |(mut inbox, mut driver)| async move {
+            loop {
+                if let Some(batch) = driver.coalescer.next_completed_batch() {
+                    return Some((Ok(Flow::Rows(batch)), (inbox, driver)));
+                }
+                if let Some(barrier) = driver.saved.take() {
+                    return Some((Ok(Flow::Barrier(barrier)), (inbox, driver)));
+                }
+                // Timers due before the next message fire before it (rule 26).
+                if driver.firing.is_some() {
+                    if let Err(error) = driver.fire_chunk() {
+                        return Some((Err(error), (None, driver)));
                     }
-                    // Timers due before the next message fire before it (rule 26).
-                    if driver.firing.is_some() {
-                        if let Err(error) = driver.fire_chunk() {
-                            return Some((Err(error), (None, driver)));
-                        }
-                        continue;
-                    }
-                    let messages = inbox.as_mut()?;
-                    let message = if driver.stopped || driver.state.watermarks().all_ended() {
-                        None
-                    } else if driver.coalescer.get_buffered_rows() == 0 {
-                        messages.next().await
-                    } else {
-                        // Output waits for a full batch only while input keeps coming: an
-                        // unbounded input that pauses still sees what its rows (and timers)
-                        // produced.
-                        match messages.next().now_or_never() {
-                            Some(message) => message,
-                            None => {
-                                if let Err(error) = driver.coalescer.finish_buffered_batch() {
-                                    return Some((Err(error.into()), (None, driver)));
-                                }
-                                continue;
-                            }
-                        }
-                    };
-                    match message {
-                        Some(Ok(message)) => {
-                            if let Err(error) = driver.take(message) {
-                                return Some((Err(error), (None, driver)));
-                            }
-                        }
-                        Some(Err(error)) => return Some((Err(error), (None, driver))),
+                    continue;
+                }
+                let messages = inbox.as_mut()?;
+                let message = if driver.stopped || driver.state.watermarks().all_ended() {
+                    None
+                } else if driver.coalescer.get_buffered_rows() == 0 {
+                    messages.next().await
+                } else {
+                    // Output waits for a full batch only while input keeps coming: an
+                    // unbounded input that pauses still sees what its rows (and timers)
+                    // produced.
+                    match messages.next().now_or_never() {
+                        Some(message) => message,
                         None => {
-                            inbox = None;
-                            // The last call is over.
-                            driver.instance.close();
                             if let Err(error) = driver.coalescer.finish_buffered_batch() {
                                 return Some((Err(error.into()), (None, driver)));
                             }
+                            continue;
+                        }
+                    }
+                };
+                match message {
+                    Some(Ok(message)) => {
+                        if let Err(error) = driver.take(message) {
+                            return Some((Err(error), (None, driver)));
+                        }
+                    }
+                    Some(Err(error)) => return Some((Err(error), (None, driver))),
+                    None => {
+                        let coordinator = messages.coordinator.clone();
+                        inbox = None;
+                        // The last call is over.
+                        driver.instance.close();
+                        if let Err(error) = driver.coalescer.finish_buffered_batch() {
+                            return Some((Err(error.into()), (None, driver)));
+                        }
+                        // Every row and timer is done: the final checkpoint, which a
+                        // committing sink commits the last rows with.
+                        if !driver.stopped
+                            && let Some(barrier) = coordinator.and_then(|c| c.final_barrier())
+                        {
+                            driver.save(barrier, std::time::Duration::ZERO);
                         }
                     }
                 }
-            });
-        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+            }
+        })
+        .boxed()
+    }
+
+    /// Saves the keyed state for `barrier`'s checkpoint; the barrier follows the rows before
+    /// it in the output.
+    fn save(&mut self, barrier: Barrier, alignment: std::time::Duration) {
+        match self.state.snapshot() {
+            Ok(state) => barrier.pending.processor(self.processor, &state, alignment),
+            Err(error) => barrier.pending.fail(format!(
+                "processor {} of `{}` could not save its state: {error}",
+                self.processor, self.call.name
+            )),
+        }
+        self.stopped |= barrier.stop;
+        if let Err(error) = self.coalescer.finish_buffered_batch() {
+            barrier.pending.fail(format!(
+                "processor {} of `{}` could not flush its output: {error}",
+                self.processor, self.call.name
+            ));
+        }
+        self.saved = Some(barrier);
     }
 
     /// The processor's watermark: the minimum over its input partitions, once every one has
@@ -501,14 +550,7 @@ impl Driver {
             }
             Routed::Checkpoint { barrier, alignment } => {
                 // Every source's rows before the checkpoint are in, none after: save.
-                match self.state.snapshot() {
-                    Ok(state) => barrier.pending.processor(self.processor, &state, alignment),
-                    Err(error) => barrier.pending.fail(format!(
-                        "processor {} of `{}` could not save its state: {error}",
-                        self.processor, self.call.name
-                    )),
-                }
-                self.stopped |= barrier.stop;
+                self.save(barrier, alignment);
             }
             Routed::Barrier { .. } => {
                 return internal_err!("a checkpoint barrier reached a processor before alignment");

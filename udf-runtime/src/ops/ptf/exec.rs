@@ -29,7 +29,7 @@ use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
-use super::router::{Router, RouterInput};
+use super::router::{Inbox, Router, RouterInput};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
 
@@ -41,6 +41,8 @@ pub struct PtfExec {
     /// Processors when routing by key (the session's target partitions).
     processors: usize,
     router: Arc<Router>,
+    /// Whether a committing sink takes the output (its checkpoints wait for the sink).
+    committing_sink: bool,
     /// The disk store of the current run, with the disk backend.
     disk: Arc<DiskRuns>,
     properties: Arc<PlanProperties>,
@@ -60,6 +62,36 @@ enum Routing {
 
 impl PtfExec {
     pub fn new(inputs: Vec<PtfInput>, call: PtfCall, schema: SchemaRef, processors: usize) -> Self {
+        Self::build(inputs, call, schema, processors, false)
+    }
+
+    /// This exec with its output taken by a committing sink.
+    pub fn with_committing_sink(&self, inputs: Vec<Arc<dyn ExecutionPlan>>) -> Self {
+        let inputs = self
+            .inputs
+            .iter()
+            .zip(inputs)
+            .map(|(input, plan)| PtfInput {
+                plan,
+                ..input.clone()
+            })
+            .collect();
+        Self::build(
+            inputs,
+            self.call.clone(),
+            self.schema.clone(),
+            self.processors,
+            true,
+        )
+    }
+
+    fn build(
+        inputs: Vec<PtfInput>,
+        call: PtfCall,
+        schema: SchemaRef,
+        processors: usize,
+        committing_sink: bool,
+    ) -> Self {
         let routing = routing(&call, &inputs);
         let partitions = match routing {
             Routing::Single => 1,
@@ -78,7 +110,12 @@ impl PtfExec {
                 event_time: call.tables.get(index).and_then(|t| t.event_time.clone()),
             })
             .collect();
-        let checkpoint = checkpoint_target(&call, routing).ok();
+        let checkpoint = checkpoint_target(&call, routing)
+            .ok()
+            .map(|target| CheckpointTarget {
+                sink: committing_sink,
+                ..target
+            });
         let router = Arc::new(Router::new(
             router_inputs,
             partitions,
@@ -107,6 +144,7 @@ impl PtfExec {
             schema,
             processors,
             router,
+            committing_sink,
             disk: Arc::default(),
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
@@ -138,6 +176,7 @@ fn checkpoint_target(call: &PtfCall, routing: Routing) -> Result<CheckpointTarge
     Ok(CheckpointTarget {
         uid: uid.clone(),
         function: name.clone(),
+        sink: false,
     })
 }
 
@@ -266,11 +305,12 @@ impl ExecutionPlan for PtfExec {
                 ..input.clone()
             })
             .collect();
-        Ok(Arc::new(PtfExec::new(
+        Ok(Arc::new(PtfExec::build(
             inputs,
             self.call.clone(),
             self.schema.clone(),
             self.processors,
+            self.committing_sink,
         )))
     }
 
@@ -279,6 +319,25 @@ impl ExecutionPlan for PtfExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        let (driver, inbox) = self.processor(partition, context)?;
+        Ok(driver.run(inbox, self.schema.clone()))
+    }
+}
+
+impl PtfExec {
+    /// Processor `partition`'s output with a barrier after each checkpoint it saved, for a
+    /// committing sink.
+    pub fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<futures::stream::BoxStream<'static, Result<crate::checkpoint::barrier::Flow>>> {
+        let (driver, inbox) = self.processor(partition, context)?;
+        Ok(driver.run_flow(inbox))
+    }
+
+    /// Processor `partition`, its state restored when the run restores, and its inbox.
+    fn processor(&self, partition: usize, context: Arc<TaskContext>) -> Result<(Driver, Inbox)> {
         let inbox = self.router.inbox(partition, context.clone())?;
         let disk = self.disk.share(
             &self.call,
@@ -309,6 +368,6 @@ impl ExecutionPlan for PtfExec {
                 ))
             })?;
         }
-        Ok(driver.run(inbox, self.schema.clone()))
+        Ok((driver, inbox))
     }
 }

@@ -150,6 +150,10 @@ impl Inbox {
                     }
                     Some(Ok(SourceMessage::Barrier(barrier, at))) => {
                         routing.record(&barrier, at);
+                        if barrier.end {
+                            // Processors answer the final checkpoint at their own end.
+                            continue;
+                        }
                         if barrier.stop {
                             *stream = None;
                         }
@@ -329,6 +333,10 @@ impl Router {
                         Ok(SourceMessage::Rows(batch)) => sending.routing.route(&batch),
                         Ok(SourceMessage::Barrier(barrier, at)) => {
                             sending.routing.record(&barrier, at);
+                            if barrier.end {
+                                // Processors answer the final checkpoint at their own end.
+                                continue;
+                            }
                             let stop = barrier.stop;
                             sending.barrier(barrier).await;
                             if stop {
