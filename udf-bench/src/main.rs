@@ -4,6 +4,7 @@
 //! (the best of K runs), then the ratio of each framework workload to its baseline when both
 //! ran. Workloads and their baselines run in the same process on the same data.
 
+mod fed;
 mod source;
 mod workloads;
 
@@ -88,6 +89,12 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
     let mut rates = Vec::new();
     for name in &options.workloads {
         let workload = workloads::find(name).expect("checked while parsing");
+        if let Some(keys) = workload.restore_keys {
+            // `--rows` sizes it when given below the default (a quick run).
+            let keys = keys.min(options.rows);
+            fed::restore(options.partitions, keys).await?;
+            continue;
+        }
         let input_rows = workload.rows.unwrap_or(options.rows);
         let session = Session::with_config(
             udf_runtime::datafusion::prelude::SessionConfig::new()
@@ -100,9 +107,12 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
         let mut output_rows = 0;
         for _ in 0..options.repeat {
             let start = Instant::now();
-            let drained = match workload.custom {
-                Some(custom) => custom(session.context().clone(), options.partitions).await?,
-                None => source::drain(&session, workload.sql, workload.check_order).await?,
+            let drained = match (workload.custom, workload.fed) {
+                (Some(custom), _) => custom(session.context().clone(), options.partitions).await?,
+                (None, Some((table, shape))) => {
+                    fed::run(&session, table, shape, input_rows, workload.sql).await?
+                }
+                (None, None) => source::drain(&session, workload.sql, workload.check_order).await?,
             };
             let seconds = start.elapsed().as_secs_f64();
             let expected = (workload.expected_rows)(input_rows);
@@ -131,6 +141,9 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
         }
         if !workload.check_rows {
             print!(" output_rows={output_rows}");
+        }
+        if let Some(uid) = workload.checkpointed {
+            print!("{}", fed::checkpoint_figures(&session, uid));
         }
         println!();
         rates.push((workload, rate));

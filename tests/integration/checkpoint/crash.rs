@@ -107,7 +107,11 @@ fn child(root: &Path, backend: &str, rows: usize, fast: bool) {
         let mut at = position;
         while at < rows {
             let end = (at + BATCH).min(rows);
-            feed.send(input.slice(at, end - at)).await.unwrap();
+            if feed.send(input.slice(at, end - at)).await.is_err() {
+                // The query stopped reading: its own error says why.
+                let outcome = result.await.unwrap();
+                panic!("the query ended while rows were sent: {outcome:?}");
+            }
             at = end;
             if !fast {
                 tokio::time::sleep(PAUSE).await;

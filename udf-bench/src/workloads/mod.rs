@@ -4,6 +4,7 @@
 mod aggregate;
 mod asynchronous;
 mod ptf;
+mod ptf_ckpt;
 mod ptf_disk;
 mod scalar;
 mod table;
@@ -37,6 +38,13 @@ pub struct Workload {
     /// Runs the workload by hand instead of through `sql` (hand-written baselines), given
     /// the number of partitions.
     pub custom: Option<fn(SessionContext, usize) -> CustomRun>,
+    /// Reads this fed table (with these columns) instead of `src`: the ids are sent into it
+    /// while the query runs.
+    pub fed: Option<(&'static str, crate::fed::Shape)>,
+    /// The uid whose checkpoint figures are printed.
+    pub checkpointed: Option<&'static str>,
+    /// Measures a savepoint and a restore of this many keys instead (`fed::restore`).
+    pub restore_keys: Option<u64>,
 }
 
 /// A hand-written run: what it drained.
@@ -56,6 +64,9 @@ impl Workload {
         ceiling: None,
         check_order: false,
         custom: None,
+        fed: None,
+        checkpointed: None,
+        restore_keys: None,
     };
 }
 
@@ -88,7 +99,16 @@ pub const ALL: &[Workload] = &[
     ptf_disk::PTF_COUNTER_DISK_10M,
     ptf_disk::PTF_MAPVIEW,
     ptf_disk::PTF_MAPVIEW_DISK,
+    ptf_ckpt::PTF_COUNTER_FED,
+    ptf_ckpt::PTF_COUNTER_CKPT,
+    ptf_ckpt::PTF_COUNTER_FED_1M,
+    ptf_ckpt::PTF_COUNTER_CKPT_1M,
+    ptf_ckpt::PTF_TIMER_FED,
+    ptf_ckpt::PTF_TIMER_CKPT,
+    ptf_ckpt::PTF_RESTORE_1M,
 ];
+
+pub use ptf::register_counter;
 
 pub fn find(name: &str) -> Option<&'static Workload> {
     ALL.iter().find(|w| w.name == name)

@@ -56,7 +56,7 @@ pub(super) fn counter(
     out.collect(Counted { cnt: count.n });
 }
 
-pub(super) fn register_counter(session: &Session) -> Result<()> {
+pub fn register_counter(session: &Session) -> Result<()> {
     session.register(counter)
 }
 
@@ -138,6 +138,11 @@ fn register_timeouts(session: &Session) -> Result<()> {
 /// The same with the watermark emitted after every row (what the conformance cases use).
 fn register_timeouts_every_row(session: &Session) -> Result<()> {
     register_keyed_timeouts(session, WatermarkEmission::EveryRow)
+}
+
+/// The `timeouts` function alone (for inputs that are not the `keyed` view).
+pub(super) fn register_plain_timeouts(session: &Session) -> Result<()> {
+    session.register(Timeouts)
 }
 
 fn register_keyed_timeouts(session: &Session, emission: WatermarkEmission) -> Result<()> {

@@ -90,7 +90,12 @@ pub struct Pending {
     /// Called with the manifest once the checkpoint is complete (fed tables learn what is
     /// durable).
     on_complete: Vec<OnComplete>,
+    /// Called with the outcome as the checkpoint ends, when no one waits for it.
+    on_outcome: Mutex<Option<OnOutcome>>,
 }
+
+/// Told how a checkpoint ended.
+pub type OnOutcome = Box<dyn FnOnce(u64, &Outcome) + Send>;
 
 struct Answers {
     manifest: Manifest,
@@ -125,7 +130,13 @@ impl Pending {
             }),
             outcome: watch::Sender::new(None),
             on_complete,
+            on_outcome: Mutex::new(None),
         })
+    }
+
+    /// Calls `notify` with the outcome once the checkpoint ends.
+    pub fn notify(&self, notify: OnOutcome) {
+        *self.on_outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(notify);
     }
 
     pub fn outcome(&self) -> watch::Receiver<Option<Outcome>> {
@@ -184,6 +195,14 @@ impl Pending {
     fn close(&self, mut answers: std::sync::MutexGuard<'_, Answers>, outcome: Outcome) {
         if !answers.closed {
             answers.closed = true;
+            let notify = self
+                .on_outcome
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(notify) = notify {
+                notify(self.id, &outcome);
+            }
             self.outcome.send_replace(Some(outcome));
         }
     }

@@ -184,15 +184,9 @@ impl Coordinator {
         self.end
             .get_or_init(|| {
                 let pending = self.pending(None).ok()?;
-                // Noted like a periodic one (kept, counted) once it completes.
-                let (book, waited) = (self.book.clone(), pending.clone());
-                drop(tokio::spawn(async move {
-                    let mut outcome = waited.outcome();
-                    if let Ok(outcome) = outcome.wait_for(Option::is_some).await {
-                        let outcome = outcome.clone().expect("waited for it");
-                        book.record(waited.id, &outcome, true);
-                    }
-                }));
+                // Noted like a periodic one (kept, counted) as it ends.
+                let book = self.book.clone();
+                pending.notify(Box::new(move |id, outcome| book.record(id, outcome, true)));
                 Some(Barrier {
                     id: pending.id,
                     stop: false,
