@@ -13,8 +13,8 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::common::Result;
 use tokio::sync::watch;
 
-use super::files;
 use super::manifest::{self, Manifest, SinkFile, SourcePosition, StateFile};
+use super::{files, lock};
 
 /// Called with the manifest of each checkpoint that completes.
 pub type OnComplete = Arc<dyn Fn(&Manifest) + Send + Sync>;
@@ -136,7 +136,7 @@ impl Pending {
 
     /// Calls `notify` with the outcome once the checkpoint ends.
     pub fn notify(&self, notify: OnOutcome) {
-        *self.on_outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(notify);
+        *lock(&self.on_outcome) = Some(notify);
     }
 
     pub fn outcome(&self) -> watch::Receiver<Option<Outcome>> {
@@ -144,7 +144,7 @@ impl Pending {
     }
 
     fn answers(&self) -> std::sync::MutexGuard<'_, Answers> {
-        self.answers.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.answers)
     }
 
     /// Source `source` emitted the barrier at `position`.

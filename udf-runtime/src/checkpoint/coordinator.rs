@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, watch};
 use super::barrier::{self, Barrier, OnComplete, Outcome, Pending};
 use super::config::CheckpointConfig;
 use super::jobs::{CheckpointStats, Jobs, SavepointRequest};
+use super::lock;
 use super::manifest::{self, Complete, Manifest};
 
 /// The stateful operator a run checkpoints.
@@ -52,10 +53,6 @@ struct Book {
     stats: Arc<Mutex<CheckpointStats>>,
     /// Why the query must fail, once set.
     failure: Mutex<Option<String>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Coordinator {

@@ -9,6 +9,8 @@ use std::time::Duration;
 use datafusion::common::{DataFusionError, Result};
 use tokio::sync::{mpsc, oneshot};
 
+use super::lock;
+
 /// What a query's checkpoints did so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckpointStats {
@@ -60,10 +62,6 @@ impl std::fmt::Debug for Jobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Jobs")
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Jobs {

@@ -20,3 +20,9 @@ pub mod region;
 pub mod rule;
 pub mod source;
 pub mod stateless;
+
+/// The guarded value even if a thread panicked holding it: checkpoint bookkeeping stays
+/// readable, and a checkpoint under way then fails or times out on its own.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
