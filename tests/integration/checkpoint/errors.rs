@@ -142,11 +142,21 @@ async fn savepoint(name: &str, partitions: usize) -> PathBuf {
 /// The error of a query restored from `path` with `partitions` processors.
 async fn restore_error(path: &std::path::Path, partitions: usize) -> String {
     let (session, feed) = fed_session(partitions);
+    restored_error(session, feed, path, "damaged").await
+}
+
+/// The error of the `Tally` query of `session` with `uid`, restored from `path`.
+async fn restored_error(
+    session: Session,
+    feed: udf_runtime::Feed,
+    path: &std::path::Path,
+    uid: &str,
+) -> String {
     session
         .set_option("execution.state-recovery.path", path.to_str().unwrap())
         .unwrap();
     let output = session
-        .sql(&query("damaged"))
+        .sql(&query(uid))
         .await
         .unwrap()
         .execute_stream()
@@ -260,4 +270,98 @@ async fn restore_takes_the_newest_complete_checkpoint_of_a_directory() {
         &ids[ids.len() - 2]
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `Tally` as a later version of the program declares it: the `seen` entry's type changed.
+mod changed {
+    use super::*;
+
+    /// Renamed: the same fields under another name.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    pub struct Counted {
+        rows: i64,
+    }
+
+    /// The same name as the saved one, with a field more.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    pub struct Seen {
+        rows: i64,
+        first: String,
+    }
+
+    pub struct Renamed;
+
+    #[ptf(name = "Tally")]
+    impl Renamed {
+        fn eval(
+            &self,
+            #[state(ttl = "1 h")] seen: &mut Counted,
+            #[state] words: &mut MapView<String, i64>,
+            #[argument(set_semantic_table, require_on_time)] input: Event,
+            out: &mut Collector<Tallied>,
+        ) {
+            seen.rows += words.len() as i64;
+            out.collect(Tallied {
+                rows: seen.rows,
+                same_word: 0,
+                what: input.word,
+            });
+        }
+    }
+
+    pub struct Widened;
+
+    #[ptf(name = "Tally")]
+    impl Widened {
+        fn eval(
+            &self,
+            #[state(ttl = "1 h")] seen: &mut Seen,
+            #[state] words: &mut MapView<String, i64>,
+            #[argument(set_semantic_table, require_on_time)] input: Event,
+            out: &mut Collector<Tallied>,
+        ) {
+            seen.rows += words.len() as i64;
+            seen.first.clone_from(&input.word);
+            out.collect(Tallied {
+                rows: seen.rows,
+                same_word: 0,
+                what: input.word,
+            });
+        }
+    }
+}
+
+/// A session of two processors running `function` as `Tally` over a fed `events` table.
+fn changed_session(function: impl udf_core::UserFunction) -> (Session, udf_runtime::Feed) {
+    let session = crate::support::session_of(2);
+    session.register(function).unwrap();
+    let feed = session.register_feed("events", schema()).unwrap();
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    (session, feed)
+}
+
+#[tokio::test]
+async fn a_state_entry_whose_type_changed_is_an_error_naming_uid_and_entry() {
+    let path = savepoint("retyped", 2).await;
+
+    let (session, feed) = changed_session(changed::Renamed);
+    let error = restored_error(session, feed, &path, "retyped").await;
+    assert!(
+        error.contains("uid `retyped`")
+            && error.contains("state entry `seen` of `tally` was saved as value state `Seen`")
+            && error.contains("now declares value state `Counted`")
+            && !error.contains("Execution error: state"),
+        "{error}"
+    );
+
+    // Declared by the same name, but its bytes do not read as the new fields.
+    let (session, feed) = changed_session(changed::Widened);
+    let error = restored_error(session, feed, &path, "retyped").await;
+    assert!(
+        error.contains("uid `retyped`")
+            && error.contains("state entry `seen`")
+            && error.contains("does not read as `Seen`"),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

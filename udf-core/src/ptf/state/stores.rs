@@ -141,15 +141,22 @@ pub(crate) fn encode_live<E: serde::Serialize>(
     Ok(true)
 }
 
-/// A value from the snapshot encoding.
+/// A value from the snapshot encoding. Every byte must be read: bytes left over mean the
+/// value was saved by another version of the type (one with more fields), which would
+/// otherwise restore as a silently wrong value.
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    postcard::from_bytes(bytes).map_err(|e| {
+    let unreadable = |what: String| {
         Error::msg(format!(
             "the saved value does not read as `{}` (was it saved by another version of \
-             the type?): {e}",
+             the type?): {what}",
             readable_type_name(std::any::type_name::<T>())
         ))
-    })
+    };
+    let (value, rest) = postcard::take_from_bytes(bytes).map_err(|e| unreadable(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(unreadable(format!("{} bytes are left over", rest.len())));
+    }
+    Ok(value)
 }
 
 /// A type's name as its user wrote it: without module paths, and without the wrapper that

@@ -360,6 +360,10 @@ impl PtfExec {
         {
             driver.restore(&state).map_err(|error| {
                 let restored = coordinator.restored().expect("state came from it");
+                let error = match error {
+                    DataFusionError::Execution(message) => message,
+                    other => other.to_string(),
+                };
                 DataFusionError::Execution(format!(
                     "the state of `{}` (uid `{}`) in checkpoint {} does not restore: {error}",
                     self.call.name,

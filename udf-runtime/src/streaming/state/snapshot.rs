@@ -2,6 +2,10 @@
 //! by its key's bytes, the ORDER BY rows waiting (Arrow IPC), the watermarks received and the
 //! processing time. Restoring into a fresh unit of the same function gives it what the
 //! original had; slot numbers are not kept, so the new unit may assign others.
+//!
+//! Each entry is saved with its kind and declared type: an entry the function now declares
+//! with another type is an error naming it, not bytes read as a type they were not written
+//! as (a type changed under the same name is caught when its bytes do not read exactly).
 
 use std::io::Cursor;
 
@@ -12,11 +16,13 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use udf_core::{StateKind, StateSpec};
+
 use super::KeyedState;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// Changes whenever the layout below does.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct Saved {
@@ -37,8 +43,44 @@ struct Saved {
 #[derive(Serialize, Deserialize)]
 struct SavedEntry {
     name: String,
+    /// The entry's kind and type as declared (`StateSpec`'s, e.g. `MapView<String, i64>`).
+    declared: Declared,
     /// (key bytes, the entry as its store saved it).
     keys: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+/// What a state entry was declared as.
+#[derive(Serialize, Deserialize, PartialEq)]
+struct Declared {
+    kind: String,
+    rust_type: String,
+    /// The SQL type of a `Row` value, as Arrow prints it.
+    data_type: Option<String>,
+}
+
+impl Declared {
+    fn of(spec: &StateSpec) -> Self {
+        Declared {
+            kind: match spec.kind {
+                StateKind::Value => "value",
+                StateKind::List => "list",
+                StateKind::Map => "map",
+            }
+            .to_owned(),
+            rust_type: spec.rust_type.clone(),
+            data_type: spec.data_type.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+impl std::fmt::Display for Declared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} state `{}`", self.kind, self.rust_type)?;
+        if let Some(data_type) = &self.data_type {
+            write!(f, " ({data_type})")?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -86,6 +128,7 @@ impl KeyedState {
             }
             entries.push(SavedEntry {
                 name: spec.name.clone(),
+                declared: Declared::of(spec),
                 keys,
             });
         }
@@ -180,6 +223,14 @@ impl KeyedState {
                     entry.name
                 );
             };
+            let declared = Declared::of(&self.entries[index]);
+            if entry.declared != declared {
+                return exec_err!(
+                    "state entry `{}` of `{function}` was saved as {}, but `{function}` now declares {declared}: the saved state cannot be read as the new type",
+                    entry.name,
+                    entry.declared
+                );
+            }
             for (key, bytes) in entry.keys {
                 let slot = self.resident_slot(&key)?;
                 let restored = self

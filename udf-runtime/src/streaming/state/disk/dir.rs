@@ -1,10 +1,14 @@
 //! The directory of one run's disk state.
 //!
 //! A call with a `uid` gets `<root>/<uid>`: the same name in every run, so a second query
-//! running the same uid under the same root finds it locked (an error, not a shared store),
-//! and a kept directory is where a later run looks. Without a uid the name is unique to the
-//! run (`<function>-<process id>-<n>`), so two queries of one function never meet.
+//! running the same uid under the same root finds it locked (an error, not a shared store).
+//! The lock is a file of its own beside the directory (`<uid>.lock`), held for the run: a
+//! run killed while its store was half created leaves a directory no store can open, and
+//! only a lock outside it says that nobody uses it any more. Without a uid the name is
+//! unique to the run (`<function>-<process id>-<n>`), so two queries of one function never
+//! meet.
 
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,30 +24,43 @@ pub struct StateDir {
     /// The function whose state it holds.
     function: String,
     keep: bool,
+    /// The lock of a uid's directory, held while the run lasts (the file stays: removing it
+    /// would let a run waiting on the old file and a run creating a new one both hold it).
+    _lock: Option<File>,
 }
 
 impl StateDir {
-    /// The directory for a run of `function` (named by `uid` when it has one) under `root`,
-    /// created with its parents. A directory left by an earlier run of the same uid that is
-    /// not running any more is emptied: its state is not this run's (restoring one is a
-    /// checkpoint's job).
+    /// The path for a run of `function` (named by `uid` when it has one) under `root`, which
+    /// is created with its parents. A directory an earlier run of the same uid left (kept,
+    /// or half written by a run that was killed) is removed once its lock is taken: its
+    /// state is not this run's (restoring one is a checkpoint's job). The store creates the
+    /// directory itself.
     pub fn create(root: &Path, function: &str, uid: Option<&str>, keep: bool) -> Result<Self> {
-        let name = match uid {
-            Some(uid) => safe_name(uid),
-            None => format!(
-                "{}-{}-{}",
-                safe_name(function),
-                std::process::id(),
-                RUNS.fetch_add(1, Ordering::Relaxed)
+        std::fs::create_dir_all(root).map_err(|e| dir_error(root, "cannot be created", e))?;
+        let (path, lock) = match uid {
+            Some(uid) => {
+                let name = safe_name(uid);
+                let lock = lock(&root.join(format!("{name}.lock")), &root.join(&name))?;
+                (root.join(name), Some(lock))
+            }
+            None => (
+                root.join(format!(
+                    "{}-{}-{}",
+                    safe_name(function),
+                    std::process::id(),
+                    RUNS.fetch_add(1, Ordering::Relaxed)
+                )),
+                None,
             ),
         };
-        let path = root.join(name);
-        std::fs::create_dir_all(root).map_err(|e| dir_error(root, "cannot be created", e))?;
-        Ok(StateDir {
+        let dir = StateDir {
             path,
             function: function.to_owned(),
             keep,
-        })
+            _lock: lock,
+        };
+        dir.clear_leftover()?;
+        Ok(dir)
     }
 
     pub fn path(&self) -> &Path {
@@ -54,9 +71,8 @@ impl StateDir {
         &self.function
     }
 
-    /// Empties a directory an earlier, finished run left (the store's lock says whether one
-    /// is still running: the caller checks it first).
-    pub fn clear_leftover(&self) -> Result<()> {
+    /// Removes what an earlier run left (its lock is ours, or its name was unique to it).
+    fn clear_leftover(&self) -> Result<()> {
         match std::fs::remove_dir_all(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -75,6 +91,24 @@ impl Drop for StateDir {
             // Nothing to report to: a directory that cannot go stays behind.
             let _ = std::fs::remove_dir_all(&self.path);
         }
+    }
+}
+
+/// Takes the lock of the directory `dir` through the file `path`, without waiting.
+fn lock(path: &Path, dir: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| dir_error(dir, "cannot be locked", e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(DataFusionError::Execution(format!(
+            "the state directory `{}` is in use by another running query",
+            dir.display()
+        ))),
+        Err(TryLockError::Error(e)) => Err(dir_error(dir, "cannot be locked", e)),
     }
 }
 

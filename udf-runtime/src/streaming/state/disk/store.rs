@@ -67,11 +67,6 @@ impl DiskStore {
             function: dir.function().to_owned(),
             path: dir.path().to_owned(),
         });
-        if owner.path.exists() {
-            // Opening it takes its lock: that says whether its run is still going.
-            drop(open_database(&owner, &ttl, memory)?);
-            dir.clear_leftover()?;
-        }
         let db = open_database(&owner, &ttl, memory)?;
         Ok(DiskStore {
             db,
@@ -509,6 +504,20 @@ mod tests {
                 .is_none()
         );
         drop(later);
+        // What a run killed while it created its store leaves: a directory fjall cannot open.
+        let half = root.join("half");
+        std::fs::create_dir_all(half.join("keyspaces")).unwrap();
+        std::fs::write(half.join("version"), b"\xff\xff").unwrap();
+        let fresh = store(&root, "half", vec![None]).unwrap();
+        assert!(
+            fresh
+                .processor(0)
+                .unwrap()
+                .get(b"\x01old")
+                .unwrap()
+                .is_none()
+        );
+        drop(fresh);
         let _ = std::fs::remove_dir_all(&root);
     }
 
