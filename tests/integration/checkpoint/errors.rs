@@ -119,12 +119,7 @@ async fn drain_error(mut output: SendableRecordBatchStream) -> String {
 async fn savepoint(name: &str, partitions: usize) -> PathBuf {
     let dir = scratch(name);
     let (session, feed) = fed_session(partitions);
-    session
-        .set_option("execution.checkpointing.interval", "1 h")
-        .unwrap();
-    session
-        .set_option("execution.checkpointing.dir", dir.to_str().unwrap())
-        .unwrap();
+    checkpoint_every(&session, "1 h", &dir);
     let output = session
         .sql(&query(name))
         .await
@@ -208,12 +203,7 @@ async fn a_damaged_or_unfitting_checkpoint_is_a_clear_error() {
 async fn restore_takes_the_newest_complete_checkpoint_of_a_directory() {
     let dir = scratch("newest");
     let (session, feed) = fed_session(1);
-    session
-        .set_option("execution.checkpointing.interval", "10 ms")
-        .unwrap();
-    session
-        .set_option("execution.checkpointing.dir", dir.to_str().unwrap())
-        .unwrap();
+    checkpoint_every(&session, "10 ms", &dir);
     session
         .set_option("execution.checkpointing.num-retained", "3")
         .unwrap();

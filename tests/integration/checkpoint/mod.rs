@@ -5,6 +5,7 @@
 
 mod crash;
 mod errors;
+mod files;
 mod restore;
 mod sink;
 
@@ -147,6 +148,16 @@ pub fn fed_session(partitions: usize) -> (Session, udf_runtime::Feed) {
     let feed = session.register_feed("events", schema()).unwrap();
     session.declare_watermark("events", "ts", Duration::ZERO);
     (session, feed)
+}
+
+/// Turns checkpoints on for `session`: one every `interval`, into `dir`.
+pub fn checkpoint_every(session: &Session, interval: &str, dir: &std::path::Path) {
+    session
+        .set_option("execution.checkpointing.interval", interval)
+        .unwrap();
+    session
+        .set_option("execution.checkpointing.dir", dir.to_str().unwrap())
+        .unwrap();
 }
 
 /// Sends `rows` of `input` in batches of `batch` rows.

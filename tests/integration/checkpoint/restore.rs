@@ -22,15 +22,7 @@ async fn stopped_and_restored(
     let uid = own(name);
     let (session, feed) = fed_session(partitions);
     // Checkpoints on, but none due during the test: only the savepoint is taken.
-    session
-        .set_option("execution.checkpointing.interval", "1 h")
-        .unwrap();
-    session
-        .set_option(
-            "execution.checkpointing.dir",
-            checkpoints.join("periodic").to_str().unwrap(),
-        )
-        .unwrap();
+    checkpoint_every(&session, "1 h", &checkpoints.join("periodic"));
     let mut output = session
         .sql(&query(&uid))
         .await
@@ -154,10 +146,7 @@ crate::on_both_backends! {
         let checkpoints = scratch("periodic");
         let uid = own("periodic");
         let (session, feed) = fed_session(2);
-        session.set_option("execution.checkpointing.interval", "20 ms").unwrap();
-        session
-            .set_option("execution.checkpointing.dir", checkpoints.to_str().unwrap())
-            .unwrap();
+        checkpoint_every(&session, "20 ms", &checkpoints);
         session.set_option("execution.checkpointing.num-retained", "2").unwrap();
         let output = session.sql(&query(&uid)).await.unwrap().execute_stream().await.unwrap();
         let drained = tokio::spawn(drain(output));

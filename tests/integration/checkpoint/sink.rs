@@ -96,10 +96,7 @@ crate::on_both_backends! {
             let out = root.join("out");
             let uid = own(&format!("sink-{format}"));
             let (session, feed) = fed_session(2);
-            session.set_option("execution.checkpointing.interval", "20 ms").unwrap();
-            session
-                .set_option("execution.checkpointing.dir", root.join("checkpoints").to_str().unwrap())
-                .unwrap();
+            checkpoint_every(&session, "20 ms", &root.join("checkpoints"));
             create_output(&session, &out, format).await;
             let insert = format!("INSERT INTO out {}", query(&uid));
             let df = session.sql(&insert).await.unwrap();

@@ -40,6 +40,8 @@ pub struct SourceAt {
     pub table: String,
     pub partition: usize,
     pub rows: u64,
+    /// Of a file scan: where in its files.
+    pub file: Option<manifest::FilePosition>,
 }
 
 #[derive(Clone)]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::files;
 
 /// Changes whenever the layout below does.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 pub const MANIFEST: &str = "_manifest";
 const CHECKPOINT_PREFIX: &str = "chk-";
 
@@ -51,6 +51,21 @@ pub struct SourcePosition {
     pub rows: u64,
     /// The largest row time seen before the barrier (the watermark is computed from it).
     pub max_time: Option<i64>,
+    /// Of a file scan: the file its partition was reading and the rows read of it.
+    pub file: Option<FilePosition>,
+}
+
+/// Where in its files a partition of a file scan stood.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FilePosition {
+    /// The file's place among the partition's files.
+    pub index: usize,
+    pub path: String,
+    /// Rows read of the file.
+    pub rows: u64,
+    /// A CRC-32 of the paths of the partition's files before it: a restore checks that the
+    /// same files come first.
+    pub before: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -316,6 +331,7 @@ mod tests {
                 partition: 0,
                 rows: id * 10,
                 max_time: None,
+                file: None,
             });
             commit(&dir, &manifest).unwrap();
         }

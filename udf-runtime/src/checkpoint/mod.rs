@@ -2,7 +2,8 @@
 //! from which a later run resumes (docs/architecture.md, "Checkpoints").
 //!
 //! The coordinator of a run (`coordinator.rs`) triggers a checkpoint; each source emits a
-//! barrier after the rows it read before it (`source.rs`); the plan between the sources and
+//! barrier after the rows it read before it (`source.rs`; file scans read file by file to
+//! know where they stand, `file_source.rs`); the plan between the sources and
 //! the stateful operator is run so that barriers keep their place (`region.rs`, `stateless.rs`,
 //! and the plans allowed, `rule.rs`); a processor holds back what comes after a source's barrier until all
 //! have come, then saves its keyed-state unit (`barrier.rs`); once every source and processor
@@ -13,6 +14,7 @@
 pub mod barrier;
 pub mod config;
 pub mod coordinator;
+pub mod file_source;
 pub mod files;
 pub mod jobs;
 pub mod manifest;

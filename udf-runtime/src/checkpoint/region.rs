@@ -16,6 +16,7 @@ use futures::StreamExt;
 
 use super::barrier::SourceMessage;
 use super::coordinator::Coordinator;
+use super::file_source::{self, FileCursor};
 use super::source::{self, Messages};
 use super::stateless::{is_per_batch, per_batch};
 use crate::session::feed::FeedExec;
@@ -26,9 +27,12 @@ pub fn refusal(plan: &dyn ExecutionPlan) -> Option<String> {
     if (plan as &dyn Any).is::<FeedExec>() || is_per_batch(plan) {
         return None;
     }
+    if let Some(files) = file_source::file_scan(plan) {
+        return file_source::refusal(files);
+    }
     if plan.children().is_empty() {
         return Some(format!(
-            "the source `{}` cannot record a position for checkpoints (fed tables can; files cannot yet)",
+            "the source `{}` cannot record a position for checkpoints (fed tables and files can)",
             plan.name()
         ));
     }
@@ -57,6 +61,30 @@ pub fn messages(
             partition,
             source,
             coordinator.clone(),
+            None,
+        ));
+    }
+    if let Some(files) = file_source::file_scan(plan.as_ref()) {
+        let restored = coordinator
+            .restored()
+            .and_then(|r| r.manifest.sources.get(source))
+            .and_then(|s| s.file.as_ref());
+        let cursor = FileCursor::default();
+        let batches = file_source::batches(
+            files,
+            plan.schema(),
+            partition,
+            context,
+            restored,
+            cursor.clone(),
+        )?;
+        return Ok(source::checkpointed(
+            batches,
+            file_source::label(files),
+            partition,
+            source,
+            coordinator.clone(),
+            Some(cursor),
         ));
     }
     if let Some((input, apply)) = per_batch(plan.as_ref())? {

@@ -11,6 +11,7 @@ use futures::stream::BoxStream;
 
 use super::barrier::{SourceAt, SourceMessage};
 use super::coordinator::Coordinator;
+use super::file_source::FileCursor;
 
 pub type Messages = BoxStream<'static, Result<SourceMessage>>;
 
@@ -23,19 +24,34 @@ struct Reading {
     table: String,
     partition: usize,
     rows: u64,
+    /// Of a file scan: which file its rows so far came from.
+    file: Option<FileCursor>,
     /// The id of the latest barrier emitted.
     last: u64,
     done: bool,
 }
 
+impl Reading {
+    /// Where the source stands: after every row it yielded.
+    fn at(&self) -> SourceAt {
+        SourceAt {
+            table: self.table.clone(),
+            partition: self.partition,
+            rows: self.rows,
+            file: self.file.as_ref().and_then(FileCursor::position),
+        }
+    }
+}
+
 /// `batches`, partition `partition` of table `table`, source `source` of the run of
-/// `coordinator`, with barriers.
+/// `coordinator`, with barriers; `file` tells a file scan's place in its files.
 pub fn checkpointed(
     batches: SendableRecordBatchStream,
     table: String,
     partition: usize,
     source: usize,
     coordinator: Arc<Coordinator>,
+    file: Option<FileCursor>,
 ) -> Messages {
     let rows = coordinator
         .restored()
@@ -51,6 +67,7 @@ pub fn checkpointed(
         table,
         partition,
         rows,
+        file,
         last: 0,
         done: false,
     };
@@ -77,11 +94,7 @@ pub fn checkpointed(
                     }
                     reading.last = barrier.id;
                     reading.done = barrier.stop;
-                    let at = SourceAt {
-                        table: reading.table.clone(),
-                        partition: reading.partition,
-                        rows: reading.rows,
-                    };
+                    let at = reading.at();
                     return Some((Ok(SourceMessage::Barrier(barrier, at)), reading));
                 }
                 batch = reading.batches.next() => {
@@ -99,11 +112,7 @@ pub fn checkpointed(
                             reading.done = true;
                             // Where the source ended, for the final checkpoint.
                             let barrier = reading.coordinator.final_barrier()?;
-                            let at = SourceAt {
-                                table: reading.table.clone(),
-                                partition: reading.partition,
-                                rows: reading.rows,
-                            };
+                            let at = reading.at();
                             Some((Ok(SourceMessage::Barrier(barrier, at)), reading))
                         }
                     };

@@ -39,7 +39,9 @@ impl Checkpoint {
     }
 
     /// The rows of fed table `table` read before the checkpoint: a query restored from it
-    /// goes on with the row after them, so the application sends from there.
+    /// goes on with the row after them, so the application sends from there. A file scan
+    /// is named by the directory its files share (e.g. `file:///data/events/`); a restore
+    /// reads on from its own position in them.
     pub fn position(&self, table: &str) -> Option<u64> {
         self.complete.manifest.position(table)
     }

@@ -423,6 +423,7 @@ impl SourceRouting {
                 partition: at.partition,
                 rows: at.rows,
                 max_time: self.max_time,
+                file: at.file,
             },
         );
     }

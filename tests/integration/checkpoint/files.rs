@@ -1,0 +1,154 @@
+//! File scans as replayable sources: a query over a directory of Parquet files stopped at a
+//! savepoint and restored from it reads on from the file and row where it stood, and gives
+//! with what it gave before exactly the uninterrupted output; a restore over files that
+//! changed is a clear error.
+
+use std::path::Path;
+
+use udf_runtime::Checkpoint;
+use udf_runtime::datafusion::parquet::arrow::ArrowWriter;
+use udf_runtime::datafusion::parquet::file::properties::WriterProperties;
+
+use super::*;
+
+const ROWS: usize = 1200;
+const FILES: usize = 4;
+
+/// Passes every row, a millisecond each: the scan's reading takes long enough for a
+/// savepoint to land in the middle of it.
+#[scalar_function]
+fn unhurried(k: &str) -> bool {
+    std::thread::sleep(Duration::from_millis(1));
+    !k.is_empty()
+}
+
+/// `input` as `FILES` Parquet files in `dir`, each in row groups of 100 rows.
+fn write_files(dir: &Path, input: &RecordBatch) {
+    std::fs::create_dir_all(dir).unwrap();
+    let per_file = input.num_rows() / FILES;
+    for file in 0..FILES {
+        let path = dir.join(format!("part-{file}.parquet"));
+        let properties = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(100))
+            .build();
+        let mut writer = ArrowWriter::try_new(
+            std::fs::File::create(path).unwrap(),
+            input.schema(),
+            Some(properties),
+        )
+        .unwrap();
+        writer
+            .write(&input.slice(file * per_file, per_file))
+            .unwrap();
+        writer.close().unwrap();
+    }
+}
+
+/// A session of one partition (its files are read in one order, so each key's rows are)
+/// with `Tally`, `unhurried` and `events` over the files in `dir`, read 50 rows at a time.
+async fn file_session(dir: &Path) -> Session {
+    let session = crate::support::session_of(1);
+    session
+        .set_option("datafusion.execution.batch_size", "50")
+        .unwrap();
+    session.register(Tally).unwrap();
+    session.register(unhurried).unwrap();
+    session
+        .sql(&format!(
+            "CREATE EXTERNAL TABLE events STORED AS PARQUET LOCATION '{}/'",
+            dir.display()
+        ))
+        .await
+        .unwrap();
+    session.declare_watermark("events", "ts", Duration::ZERO);
+    session
+}
+
+fn slow_query(uid: &str) -> String {
+    format!(
+        "SELECT * FROM Tally(input => TABLE (SELECT * FROM events WHERE unhurried(k)) PARTITION BY k, on_time => DESCRIPTOR(ts), uid => '{uid}')"
+    )
+}
+
+async fn run(session: &Session, uid: &str) -> Result<Vec<RecordBatch>, String> {
+    let output = session
+        .sql(&slow_query(uid))
+        .await
+        .map_err(|e| e.to_string())?
+        .execute_stream()
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut output = output;
+    let mut batches = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), output.next()).await {
+            Ok(Some(Ok(batch))) => batches.push(batch),
+            Ok(Some(Err(error))) => return Err(error.to_string()),
+            Ok(None) => return Ok(batches),
+            Err(_) => panic!("the output did not end within 30 s"),
+        }
+    }
+}
+
+crate::on_both_backends! {
+    async fn a_file_scan_stopped_at_a_savepoint_resumes_at_its_file_and_row() {
+        let root = scratch("files");
+        let files = root.join("events");
+        let input = input(ROWS, 13);
+        write_files(&files, &input);
+        let uid = own("files");
+
+        let expected = {
+            let session = file_session(&files).await;
+            by_key(&run(&session, &format!("{uid}-whole")).await.unwrap())
+        };
+        let rows: usize = expected.values().map(Vec::len).sum();
+        assert!(rows > ROWS, "every row and the idle reports: {rows}");
+
+        let session = Arc::new(file_session(&files).await);
+        checkpoint_every(&session, "1 h", &root.join("periodic"));
+        let before = {
+            let (session, uid) = (session.clone(), uid.clone());
+            tokio::spawn(async move { run(&session, &uid).await })
+        };
+        // A third of the way in: the scan is in its second file.
+        tokio::time::sleep(Duration::from_millis(ROWS as u64 / 3)).await;
+        let savepoint = session
+            .stop_with_savepoint(&uid, root.join("savepoints"))
+            .await
+            .unwrap();
+        let before = before.await.unwrap().unwrap();
+        let checkpoint = Checkpoint::find(&savepoint, &uid).unwrap();
+        let label = format!("file://{}/", files.display());
+        let position = checkpoint.position(&label).unwrap();
+        assert!(
+            position > 0 && position < ROWS as u64,
+            "stopped within the input, at {position}"
+        );
+
+        let session = file_session(&files).await;
+        session
+            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+            .unwrap();
+        let after = run(&session, &uid).await.unwrap();
+        let mut combined = by_key(&before);
+        for (key, rows) in by_key(&after) {
+            combined.entry(key).or_default().extend(rows);
+        }
+        assert_eq!(combined, expected, "stopped at row {position} of {ROWS}");
+
+        // The files before the one it was reading are gone: a restore says so.
+        let first = files.join("part-0.parquet");
+        std::fs::rename(&first, root.join("moved.parquet")).unwrap();
+        let session = file_session(&files).await;
+        session
+            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+            .unwrap();
+        let error = run(&session, &uid).await.unwrap_err();
+        assert!(
+            error.contains(&format!("the files of `{label}` changed since the checkpoint")),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
