@@ -4,7 +4,7 @@
 //! partitions (router.rs), so equal keys meet in one processor (rule 19 of docs/semantics.md) —
 //! with several table arguments, equal keys of every table (they are co-partitioned). Without
 //! PARTITION BY one processor sees everything; row semantics keep the input's partitions. Each
-//! processor (driver.rs) calls `eval` in input order, with typed state per key slot.
+//! processor (`driver/`) calls `eval` in input order, with typed state per key slot.
 
 use std::fmt;
 use std::sync::Arc;

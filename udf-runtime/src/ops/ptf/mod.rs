@@ -1,7 +1,7 @@
 //! Process table functions: the SQL call and its binding (`binding.rs`), the DataFrame form
 //! (`dataframe.rs`), the resolved call (`call.rs`), the logical node (`node.rs`) and the exec
 //! (`exec.rs`) over one input per table argument (`input.rs`): one virtual processor per
-//! output partition (`driver.rs`), rows routed to them
+//! output partition (`driver/`), rows routed to them
 //! by a hash of the PARTITION BY keys with their watermarks (`router.rs`, `gate.rs`), output
 //! rows assembled from their origins (`output.rs`); a harness driving one processor from a
 //! plain test (`harness.rs`).
