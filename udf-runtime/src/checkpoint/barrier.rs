@@ -156,8 +156,27 @@ impl Pending {
         self.maybe_complete(answers);
     }
 
-    /// Processor `processor` saved `state` after waiting `alignment` for its barriers.
-    pub fn processor(&self, processor: usize, state: &[u8], alignment: Duration) {
+    /// Processor `processor` saved `state` after waiting `alignment` for its barriers. The
+    /// file is written and synced on a blocking thread when `background` (and there is a
+    /// runtime): the processor goes on with the rows after the barrier meanwhile. The last
+    /// checkpoint of a run (at its end, or a stop) is written before the processor ends, so
+    /// that it is complete when the query's output is.
+    pub fn processor(
+        self: &Arc<Self>,
+        processor: usize,
+        state: Vec<u8>,
+        alignment: Duration,
+        background: bool,
+    ) {
+        let pending = self.clone();
+        let write = move || pending.write_state(processor, &state, alignment);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if background => drop(runtime.spawn_blocking(write)),
+            _ => write(),
+        }
+    }
+
+    fn write_state(&self, processor: usize, state: &[u8], alignment: Duration) {
         let name = format!("state-{processor}");
         let written = files::write(&self.dir.join(&name), state);
         let mut answers = self.answers();

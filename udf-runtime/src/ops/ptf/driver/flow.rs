@@ -91,7 +91,12 @@ impl Driver {
     /// it in the output.
     pub(super) fn save(&mut self, barrier: Barrier, alignment: std::time::Duration) {
         match self.state.snapshot() {
-            Ok(state) => barrier.pending.processor(self.processor, &state, alignment),
+            Ok(state) => {
+                let last = barrier.end || barrier.stop;
+                barrier
+                    .pending
+                    .processor(self.processor, state, alignment, !last)
+            }
             Err(error) => barrier.pending.fail(format!(
                 "processor {} of `{}` could not save its state: {error}",
                 self.processor, self.call.name
