@@ -187,11 +187,6 @@ async fn a_damaged_or_unfitting_checkpoint_is_a_clear_error() {
     );
 
     std::fs::write(&state, &bytes).unwrap();
-    let error = restore_error(&path, 3).await;
-    assert!(
-        error.contains("was taken with 2 processors") && error.contains("runs 3"),
-        "{error}"
-    );
 
     std::fs::remove_file(path.join("_manifest")).unwrap();
     let error = restore_error(&path, 2).await;

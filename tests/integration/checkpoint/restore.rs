@@ -8,19 +8,20 @@ use futures::StreamExt;
 
 use super::*;
 
-/// Runs `Tally` over the first `first` rows (in batches of 64), stops it at a savepoint,
-/// restores a second query — `query` — from it, sends the rest from the savepoint's
-/// position, and gives both runs' output.
+/// Runs `Tally` over the first `first` rows (in batches of 64) with `partitions.0`
+/// processors, stops it at a savepoint, restores a second query — `query`, with
+/// `partitions.1` processors — from it, sends the rest from the savepoint's position, and
+/// gives both runs' output.
 async fn stopped_and_restored(
     input: &RecordBatch,
     first: usize,
-    partitions: usize,
+    partitions: (usize, usize),
     name: &str,
     restored_query: &str,
 ) -> (BTreeMap<String, Vec<Vec<Value>>>, Checkpoint) {
     let checkpoints = scratch(name);
     let uid = own(name);
-    let (session, feed) = fed_session(partitions);
+    let (session, feed) = fed_session(partitions.0);
     // Checkpoints on, but none due during the test: only the savepoint is taken.
     checkpoint_every(&session, "1 h", &checkpoints.join("periodic"));
     let mut output = session
@@ -62,7 +63,7 @@ async fn stopped_and_restored(
     assert_eq!(stats.last_path.as_deref(), Some(savepoint.as_path()));
     assert!(stats.last_bytes > 0);
 
-    let (session, feed) = fed_session(partitions);
+    let (session, feed) = fed_session(partitions.1);
     session
         .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
         .unwrap();
@@ -98,18 +99,20 @@ async fn stopped_and_restored(
 crate::on_both_backends! {
     async fn a_query_stopped_at_a_savepoint_and_restored_gives_the_uninterrupted_output() {
         let input = input(3000, 37);
-        for (partitions, first) in [(1, 1000), (2, 1700)] {
-            let expected = uninterrupted(&input, partitions).await;
+        // Restored with as many processors as saved, and with fewer or more: each processor
+        // then takes its keys from every saved processor's state.
+        for (partitions, first) in [((1, 1), 1000), ((2, 2), 1700), ((2, 3), 1200), ((3, 1), 900)] {
+            let expected = uninterrupted(&input, partitions.1).await;
             let rows: usize = expected.values().map(Vec::len).sum();
             // Every row, and an idle report per key at the end and per gap (7 gaps, 37 keys) —
             // but one: the first row after a gap is processed under the watermark before it,
             // so its key registers a new idle timer, replacing the one due (rule 26).
             assert_eq!(rows, 3000 + 37 + 7 * 36);
-            let name = format!("stop-{partitions}");
+            let name = format!("stop-{}-{}", partitions.0, partitions.1);
             let (combined, savepoint) =
                 stopped_and_restored(&input, first, partitions, &name, &query("{uid}")).await;
             assert!(savepoint.position("events").unwrap() > 0);
-            assert_eq!(combined, expected, "{partitions} processors, stopped after {first} rows");
+            assert_eq!(combined, expected, "{partitions:?} processors, stopped after {first} rows");
         }
     }
 
@@ -120,7 +123,7 @@ crate::on_both_backends! {
         let (combined, savepoint) = stopped_and_restored(
             &input,
             1000,
-            2,
+            (2, 2),
             "changed",
             "SELECT * FROM Tally(input => TABLE (SELECT * FROM events WHERE word <> 'ant') PARTITION BY k, on_time => DESCRIPTOR(ts), uid => '{uid}')",
         )

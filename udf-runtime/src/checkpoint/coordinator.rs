@@ -75,7 +75,7 @@ impl Coordinator {
             None => None,
         };
         if let Some(restored) = &restored {
-            check_shape(restored, &target, sources, processors)?;
+            check_shape(restored, &target, sources)?;
             // A crash between its manifest and the renames left output uncommitted.
             restored.manifest.commit_output()?;
         }
@@ -299,13 +299,9 @@ impl Drop for Coordinator {
     }
 }
 
-/// The restored checkpoint fits this run: same function's state, same sources and processors.
-fn check_shape(
-    restored: &Complete,
-    target: &CheckpointTarget,
-    sources: usize,
-    processors: usize,
-) -> Result<()> {
+/// The restored checkpoint fits this run: same function's state, same sources (the processor
+/// count may differ: each processor takes its keys from every saved state).
+fn check_shape(restored: &Complete, target: &CheckpointTarget, sources: usize) -> Result<()> {
     let manifest = &restored.manifest;
     let dir = restored.dir.display();
     if manifest.uid != target.uid {
@@ -313,15 +309,6 @@ fn check_shape(
             "checkpoint {dir} holds the state of uid `{}`, not of `{}`",
             manifest.uid,
             target.uid
-        );
-    }
-    if manifest.processors.len() != processors {
-        return plan_err!(
-            "checkpoint {dir} was taken with {} processors, this query of uid `{}` runs {processors}; \
-             set datafusion.execution.target_partitions to {} to restore it",
-            manifest.processors.len(),
-            target.uid,
-            manifest.processors.len()
         );
     }
     if manifest.sources.len() != sources {

@@ -405,6 +405,22 @@ async fn rows_waiting_for_order_by_survive_a_restore() {
         first.state().rows_waiting() > 0,
         "the snapshot is taken while rows wait"
     );
+    // Waiting rows do not move to another processor: restoring them into another processor
+    // count says so.
+    let snapshot = first.snapshot().unwrap();
+    let keep = |_: &[datafusion::arrow::array::ArrayRef], count: usize| Ok(vec![true; count]);
+    let part = crate::streaming::state::RestorePart {
+        index: 0,
+        keep: &keep,
+    };
+    let error = driver(&session, &exec, 1)
+        .restore_part(&snapshot, part)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("holds rows waiting for ORDER BY, which cannot move to another processor"),
+        "{error}"
+    );
     for cut in 1..=3 {
         let (whole, restored, _) = run_with_restore(&exec, &session, messages, cut)
             .await

@@ -9,6 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DataFusionError, Result, internal_err, plan_err};
@@ -29,9 +30,10 @@ use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
-use super::router::{Inbox, Router, RouterInput};
+use super::router::{Inbox, Router, RouterInput, processors_of_keys};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
+use crate::streaming::state::RestorePart;
 
 #[derive(Debug)]
 pub struct PtfExec {
@@ -356,10 +358,32 @@ impl PtfExec {
         )?;
         driver.processor = partition;
         if let Some(coordinator) = &inbox.coordinator
-            && let Some(state) = coordinator.restored_state(partition)?
+            && let Some(restored) = coordinator.restored()
         {
-            driver.restore(&state).map_err(|error| {
-                let restored = coordinator.restored().expect("state came from it");
+            let processors = self.properties.output_partitioning().partition_count();
+            let saved = restored.manifest.processors.len();
+            let restoring = if saved == processors {
+                coordinator
+                    .restored_state(partition)?
+                    .map_or(Ok(()), |state| driver.restore(&state))
+            } else {
+                // Each processor takes its keys from every saved processor's state.
+                let keep = |keys: &[ArrayRef], count: usize| -> Result<Vec<bool>> {
+                    if keys.is_empty() {
+                        // Without PARTITION BY every row goes to processor 0.
+                        return Ok(vec![partition == 0; count]);
+                    }
+                    Ok(processors_of_keys(keys, processors)?
+                        .into_iter()
+                        .map(|p| p == partition)
+                        .collect())
+                };
+                (0..saved).try_for_each(|index| {
+                    let state = restored.state(index)?;
+                    driver.restore_part(&state, RestorePart { index, keep: &keep })
+                })
+            };
+            restoring.map_err(|error| {
                 let error = match error {
                     DataFusionError::Execution(message) => message,
                     other => other.to_string(),

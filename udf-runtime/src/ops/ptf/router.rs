@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Array};
 use datafusion::arrow::buffer::ScalarBuffer;
 use datafusion::arrow::compute::{cast, take_record_batch};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type, TimeUnit};
@@ -512,13 +512,33 @@ impl SourceRouting {
 /// with one set, consecutive rows of a processor would update the same counter, each update
 /// waiting for the one before. A stretch's rows for a processor are placed after those of
 /// the stretches before it, so input order holds.
+/// The processor of a key's hash: the hash scaled to `0..processors` (a multiply, where `%`
+/// would divide).
+fn processor_of(hash: u64, processors: usize) -> usize {
+    ((u128::from(hash) * processors as u128) >> 64) as usize
+}
+
+/// The processor each key of `keys` (the PARTITION BY columns) goes to among `processors`:
+/// where the routers send its rows (a restore into another processor count places the
+/// state it saved there).
+pub(crate) fn processors_of_keys(keys: &[ArrayRef], processors: usize) -> Result<Vec<usize>> {
+    let rows = keys.first().map_or(0, |k| k.len());
+    let mut hashes = vec![0; rows];
+    if !keys.is_empty() {
+        create_hashes(keys, &ROUTING_STATE, &mut hashes)?;
+    }
+    Ok(hashes
+        .into_iter()
+        .map(|h| processor_of(h, processors))
+        .collect())
+}
+
 fn rows_by_processor(
     hashes: &[u64],
     processors: usize,
 ) -> (ScalarBuffer<u32>, Vec<std::ops::Range<usize>>) {
     const RUNS: usize = 4;
-    // The hash scaled to 0..processors: a multiply, where `%` would divide.
-    let processor_of = |hash: u64| ((u128::from(hash) * processors as u128) >> 64) as usize;
+    let processor_of = |hash: u64| processor_of(hash, processors);
     let length = hashes.len().div_ceil(RUNS).max(1);
     let runs: Vec<&[u64]> = hashes.chunks(length).collect();
     // Per run and processor (run-major): first a count, then the next place to fill.

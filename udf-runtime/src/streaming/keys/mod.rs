@@ -244,6 +244,40 @@ impl KeyTable {
         })
     }
 
+    /// The key columns of keys given by their bytes (see `key_bytes`), of the key types.
+    pub fn arrays_of_bytes(
+        &self,
+        keys: &[&[u8]],
+        key_types: &[ArrowType],
+    ) -> Result<Vec<ArrayRef>> {
+        match &self.lookup {
+            Lookup::Single(_) => Ok(Vec::new()),
+            Lookup::Integer(_) => {
+                let values = keys
+                    .iter()
+                    .map(|bytes| match bytes {
+                        [] => Ok(None),
+                        bytes => {
+                            let bytes = (*bytes).try_into().map_err(|_| {
+                                DataFusionError::Internal(format!(
+                                    "an integer key of {} bytes",
+                                    bytes.len()
+                                ))
+                            })?;
+                            Ok(Some(integer_from_key_bytes(bytes)))
+                        }
+                    })
+                    .collect::<Result<Int64Array>>()?;
+                Ok(vec![cast(&values, &key_types[0])?])
+            }
+            Lookup::Rows(converter, _) => {
+                let parser = converter.parser();
+                let rows: Vec<_> = keys.iter().map(|bytes| parser.parse(bytes)).collect();
+                Ok(converter.convert_rows(rows)?)
+            }
+        }
+    }
+
     /// The slot of the key in use whose bytes are `bytes`, if it has one.
     pub fn find_bytes(&self, bytes: &[u8]) -> Option<u32> {
         match &self.lookup {

@@ -12,6 +12,8 @@
 // takes it back) and the processor tests.
 mod snapshot;
 
+pub use snapshot::RestorePart;
+
 pub mod disk;
 
 use datafusion::arrow::array::ArrayRef;

@@ -7,6 +7,7 @@
 //! with another type is an error naming it, not bytes read as a type they were not written
 //! as (a type changed under the same name is caught when its bytes do not read exactly).
 
+use std::collections::HashSet;
 use std::io::Cursor;
 
 use datafusion::arrow::array::RecordBatch;
@@ -184,6 +185,17 @@ impl KeyedState {
     /// Takes the state of `snapshot` (a fresh unit of the same function: it must hold
     /// nothing yet).
     pub fn restore(&mut self, snapshot: &[u8]) -> Result<()> {
+        self.restore_where(snapshot, None)
+    }
+
+    /// Takes the keys of `snapshot` that `part.keep` says are this unit's, beside what the
+    /// parts before gave it: a restore into another processor count, where each processor
+    /// reads the snapshot of every processor that saved (`part.index` numbers them from 0).
+    pub fn restore_part(&mut self, snapshot: &[u8], part: RestorePart<'_>) -> Result<()> {
+        self.restore_where(snapshot, Some(part))
+    }
+
+    fn restore_where(&mut self, snapshot: &[u8], part: Option<RestorePart<'_>>) -> Result<()> {
         let function = self.function.clone();
         let saved: Saved = postcard::from_bytes(snapshot).map_err(|e| {
             failed(
@@ -213,9 +225,22 @@ impl KeyedState {
                 self.watermarks.sources()
             );
         }
-        if self.keys.len() > 0 || self.timers_held() > 0 || self.rows_waiting() > 0 {
+        let first = part.as_ref().is_none_or(|p| p.index == 0);
+        if first && (self.keys.len() > 0 || self.timers_held() > 0 || self.rows_waiting() > 0) {
             return exec_err!("state is restored into a fresh processor of `{function}` only");
         }
+        let kept = match &part {
+            None => None,
+            Some(part) => {
+                if saved.waiting.iter().any(Option::is_some) {
+                    return exec_err!(
+                        "the state snapshot of `{function}` holds rows waiting for ORDER BY, which cannot move to another processor: restore it with as many processors as it was taken with"
+                    );
+                }
+                Some(self.kept_keys(&saved, part)?)
+            }
+        };
+        let keep = |key: &[u8]| kept.as_ref().is_none_or(|kept| kept.contains(key));
         for entry in saved.entries {
             let Some(index) = self.entries.iter().position(|e| e.name == entry.name) else {
                 return exec_err!(
@@ -232,6 +257,9 @@ impl KeyedState {
                 );
             }
             for (key, bytes) in entry.keys {
+                if !keep(&key) {
+                    continue;
+                }
                 let slot = self.resident_slot(&key)?;
                 let restored = self
                     .stores
@@ -242,13 +270,27 @@ impl KeyedState {
             }
         }
         for timer in saved.timers {
+            if !keep(&timer.key) {
+                continue;
+            }
             let slot = self.resident_slot(&timer.key)?;
             self.timers
                 .register_timer(slot, timer.name.as_deref(), timer.time);
         }
-        self.timers.set_fired_at(saved.timers_fired_at);
+        // Every processor saw the same watermarks at a checkpoint's barriers (it aligned
+        // them); timers fired up to the latest of them, processing time the latest.
+        let fired_at = if first {
+            saved.timers_fired_at
+        } else {
+            self.timers.fired_at().max(saved.timers_fired_at)
+        };
+        self.timers.set_fired_at(fired_at);
         self.watermarks = saved.watermarks;
-        self.now = saved.now;
+        self.now = if first {
+            saved.now
+        } else {
+            self.now.max(saved.now)
+        };
         for (table, rows) in saved.waiting.into_iter().enumerate() {
             let Some(rows) = rows else { continue };
             let batch = ipc_batch(&rows.ipc)?;
@@ -263,6 +305,36 @@ impl KeyedState {
         }
         Ok(())
     }
+
+    /// The keys of `saved` (by their bytes) that `part` keeps.
+    fn kept_keys(&self, saved: &Saved, part: &RestorePart<'_>) -> Result<HashSet<Vec<u8>>> {
+        let mut all: HashSet<&[u8]> = HashSet::new();
+        for entry in &saved.entries {
+            all.extend(entry.keys.iter().map(|(key, _)| key.as_slice()));
+        }
+        all.extend(saved.timers.iter().map(|timer| timer.key.as_slice()));
+        let all: Vec<&[u8]> = all.into_iter().collect();
+        let arrays = self.keys.arrays_of_bytes(&all, &self.key_types)?;
+        let kept = (part.keep)(&arrays, all.len())?;
+        Ok(all
+            .into_iter()
+            .zip(kept)
+            .filter(|(_, kept)| *kept)
+            .map(|(key, _)| key.to_vec())
+            .collect())
+    }
+}
+
+/// Given the key columns of some keys (and their count, for a function without keys), which
+/// of them are this processor's.
+pub type KeepKeys<'a> =
+    dyn Fn(&[datafusion::arrow::array::ArrayRef], usize) -> Result<Vec<bool>> + 'a;
+
+/// One of the snapshots a processor restores from when the processor count changed.
+pub struct RestorePart<'a> {
+    /// Which (from 0): the first one starts a fresh unit.
+    pub index: usize,
+    pub keep: &'a KeepKeys<'a>,
 }
 
 fn ipc_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {

@@ -676,6 +676,16 @@ impl Driver {
         self.state.restore(snapshot)
     }
 
+    /// Takes this processor's keys of one of the snapshots of a run with another processor
+    /// count (see `KeyedState::restore_part`).
+    pub(super) fn restore_part(
+        &mut self,
+        snapshot: &[u8],
+        part: crate::streaming::state::RestorePart<'_>,
+    ) -> Result<()> {
+        self.state.restore_part(snapshot, part)
+    }
+
     /// The output batches produced so far (complete or not).
     pub(super) fn take_output(&mut self) -> Result<Vec<RecordBatch>> {
         self.coalescer.finish_buffered_batch()?;
