@@ -246,8 +246,13 @@ impl Coordinator {
 
 impl Book {
     /// Notes how checkpoint `id` ended; a failure past the tolerated count fails the query.
+    /// One that ends after a newer one completed is subsumed (as in Flink): its outcome
+    /// changes nothing (retention may have removed its directory under it).
     fn record(&self, id: u64, outcome: &Outcome, periodic: bool) {
         let mut stats = lock(&self.stats);
+        if stats.last_id.is_some_and(|last| last > id) {
+            return;
+        }
         match outcome {
             Outcome::Complete {
                 dir,
