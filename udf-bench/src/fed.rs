@@ -145,7 +145,7 @@ pub async fn restore(partitions: usize, keys: u64) -> Result<()> {
     let first = session(None)?;
     let feed = register(&first, "fed", Shape::Ids)?;
     let mut output = first.sql(&sql).await?.execute_stream().await?;
-    let feed = pump(feed, Shape::Ids, 2 * keys).await?;
+    // Read while the rows go in: the output would otherwise fill and stop the feed.
     let seen = Arc::new(AtomicU64::new(0));
     let counting = {
         let seen = seen.clone();
@@ -156,6 +156,7 @@ pub async fn restore(partitions: usize, keys: u64) -> Result<()> {
             Ok::<(), DataFusionError>(())
         })
     };
+    let feed = pump(feed, Shape::Ids, 2 * keys).await?;
     // Every row counted before the savepoint (bounded: a minute).
     let waiting = Instant::now();
     while seen.load(Ordering::Relaxed) < 2 * keys && waiting.elapsed() < Duration::from_secs(60) {
