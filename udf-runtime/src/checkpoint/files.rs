@@ -74,12 +74,14 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     })
 }
 
-/// CRC-32 (IEEE), bitwise over a table built once.
+/// CRC-32 (IEEE), eight bytes a step over tables built once ("slicing by 8": table `k`
+/// gives a byte's effect `k` bytes further on, so eight lookups replace eight dependent
+/// steps; a checkpoint's megabytes are summed on the processors' cores).
 pub fn crc32(bytes: &[u8]) -> u32 {
-    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let mut table = [0u32; 256];
-        for (n, entry) in table.iter_mut().enumerate() {
+    static TABLES: std::sync::OnceLock<[[u32; 256]; 8]> = std::sync::OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        let mut tables = [[0u32; 256]; 8];
+        for (n, entry) in tables[0].iter_mut().enumerate() {
             let mut c = n as u32;
             for _ in 0..8 {
                 c = if c & 1 == 1 {
@@ -90,11 +92,32 @@ pub fn crc32(bytes: &[u8]) -> u32 {
             }
             *entry = c;
         }
-        table
+        for k in 1..8 {
+            for n in 0..256 {
+                let previous = tables[k - 1][n];
+                tables[k][n] = (previous >> 8) ^ tables[0][(previous & 0xff) as usize];
+            }
+        }
+        tables
     });
+    let byte =
+        |crc: u32, byte: u8| tables[0][((crc ^ u32::from(byte)) & 0xff) as usize] ^ (crc >> 8);
     let mut crc = !0u32;
-    for &byte in bytes {
-        crc = table[((crc ^ u32::from(byte)) & 0xff) as usize] ^ (crc >> 8);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let low = crc ^ u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        let high = u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]);
+        crc = tables[7][(low & 0xff) as usize]
+            ^ tables[6][((low >> 8) & 0xff) as usize]
+            ^ tables[5][((low >> 16) & 0xff) as usize]
+            ^ tables[4][(low >> 24) as usize]
+            ^ tables[3][(high & 0xff) as usize]
+            ^ tables[2][((high >> 8) & 0xff) as usize]
+            ^ tables[1][((high >> 16) & 0xff) as usize]
+            ^ tables[0][(high >> 24) as usize];
+    }
+    for &b in chunks.remainder() {
+        crc = byte(crc, b);
     }
     !crc
 }
@@ -108,6 +131,29 @@ mod tests {
         // The standard check value of CRC-32/ISO-HDLC.
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(b""), 0);
+        // Eight bytes a step agree with one bit a step, at every length and offset.
+        let bitwise = |bytes: &[u8]| {
+            let mut crc = !0u32;
+            for &byte in bytes {
+                crc ^= u32::from(byte);
+                for _ in 0..8 {
+                    crc = if crc & 1 == 1 {
+                        0xEDB8_8320 ^ (crc >> 1)
+                    } else {
+                        crc >> 1
+                    };
+                }
+            }
+            !crc
+        };
+        let bytes: Vec<u8> = (0u32..100)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for start in 0..9 {
+            for end in start..bytes.len() {
+                assert_eq!(crc32(&bytes[start..end]), bitwise(&bytes[start..end]));
+            }
+        }
     }
 
     #[test]

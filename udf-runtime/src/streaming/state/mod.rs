@@ -10,6 +10,7 @@
 
 // Snapshots serve checkpoints (a processor saves its unit at a barrier and a restored run
 // takes it back) and the processor tests.
+mod packed;
 mod snapshot;
 
 pub use snapshot::RestorePart;

@@ -20,10 +20,11 @@ use serde::{Deserialize, Serialize};
 use udf_core::{StateKind, StateSpec};
 
 use super::KeyedState;
+use super::packed::{Blob, Pairs};
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// Changes whenever the layout below does.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 #[derive(Serialize, Deserialize)]
 struct Saved {
@@ -46,8 +47,8 @@ struct SavedEntry {
     name: String,
     /// The entry's kind and type as declared (`StateSpec`'s, e.g. `MapView<String, i64>`).
     declared: Declared,
-    /// (key bytes, the entry as its store saved it).
-    keys: Vec<(Vec<u8>, Vec<u8>)>,
+    /// (key bytes, the entry as its store saved it), packed.
+    keys: Pairs,
 }
 
 /// What a state entry was declared as.
@@ -94,8 +95,14 @@ struct SavedTimer {
 #[derive(Serialize, Deserialize)]
 struct SavedRows {
     /// One Arrow IPC stream of the rows, in arrival order.
-    ipc: Vec<u8>,
+    ipc: Blob,
     times: Vec<i64>,
+}
+
+fn unreadable(function: &str, entry: &str, error: &str) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "the state snapshot of `{function}` does not read: state entry `{entry}`: {error}"
+    ))
 }
 
 fn failed(what: &str, error: impl std::fmt::Display) -> DataFusionError {
@@ -111,21 +118,32 @@ impl KeyedState {
             })
         };
         let mut entries = Vec::with_capacity(self.entries.len());
+        // One key's bytes and entry at a time, then packed: no allocation per key.
+        let (mut key, mut saved) = (Vec::new(), Vec::new());
         for (index, spec) in self.entries.iter().enumerate() {
             let store = self.store(index);
-            let mut keys = Vec::with_capacity(store.len());
+            let mut keys = Pairs::default();
             for slot in store.occupied() {
-                let mut bytes = Vec::new();
-                if store
-                    .save(slot, self.now, &mut bytes)
+                saved.clear();
+                if !store
+                    .save(slot, self.now, &mut saved)
                     .map_err(|e| self.entry_error(index, e))?
                 {
-                    keys.push((key_of(slot)?, bytes));
+                    continue;
                 }
+                key.clear();
+                if !self.keys.append_key_bytes(slot, &mut key) {
+                    return Err(DataFusionError::Internal(format!(
+                        "key slot {slot} holds state but no key"
+                    )));
+                }
+                keys.push(&key, &saved);
             }
             if let Some(disk) = &self.disk {
                 let resident = |bytes: &[u8]| self.keys.find_bytes(bytes).is_some();
-                keys.extend(disk.stored(index, spec, self.now, &resident)?);
+                for (key, saved) in disk.stored(index, spec, self.now, &resident)? {
+                    keys.push(&key, &saved);
+                }
             }
             entries.push(SavedEntry {
                 name: spec.name.clone(),
@@ -162,7 +180,7 @@ impl KeyedState {
         for sorter in &self.sorters {
             waiting.push(match sorter.as_ref().map(|s| s.waiting()).transpose()? {
                 Some(Some((batch, times))) => Some(SavedRows {
-                    ipc: ipc_bytes(&batch)?,
+                    ipc: Blob(ipc_bytes(&batch)?),
                     times,
                 }),
                 _ => None,
@@ -256,16 +274,17 @@ impl KeyedState {
                     entry.declared
                 );
             }
-            for (key, bytes) in entry.keys {
-                if !keep(&key) {
+            for pair in entry.keys.iter() {
+                let (key, bytes) = pair.map_err(|e| unreadable(&function, &entry.name, e))?;
+                if !keep(key) {
                     continue;
                 }
-                let slot = self.resident_slot(&key)?;
+                let slot = self.resident_slot(key)?;
                 let restored = self
                     .stores
                     .entry_mut(index)
                     .expect("the stores have every declared entry")
-                    .restore(slot, &bytes);
+                    .restore(slot, bytes);
                 restored.map_err(|e| self.entry_error(index, e))?;
             }
         }
@@ -293,7 +312,7 @@ impl KeyedState {
         };
         for (table, rows) in saved.waiting.into_iter().enumerate() {
             let Some(rows) = rows else { continue };
-            let batch = ipc_batch(&rows.ipc)?;
+            let batch = ipc_batch(&rows.ipc.0)?;
             let Some(sorter) = self.sorter_mut(table) else {
                 return exec_err!(
                     "the state snapshot holds rows waiting for ORDER BY of table argument {}, but this call of `{function}` has no ORDER BY there",
@@ -310,7 +329,10 @@ impl KeyedState {
     fn kept_keys(&self, saved: &Saved, part: &RestorePart<'_>) -> Result<HashSet<Vec<u8>>> {
         let mut all: HashSet<&[u8]> = HashSet::new();
         for entry in &saved.entries {
-            all.extend(entry.keys.iter().map(|(key, _)| key.as_slice()));
+            for pair in entry.keys.iter() {
+                let (key, _) = pair.map_err(|e| unreadable(&self.function, &entry.name, e))?;
+                all.insert(key);
+            }
         }
         all.extend(saved.timers.iter().map(|timer| timer.key.as_slice()));
         let all: Vec<&[u8]> = all.into_iter().collect();
