@@ -57,6 +57,39 @@ async fn plans_that_cannot_be_checkpointed_are_refused_naming_the_operator() {
         "{error}"
     );
 
+    // A table aggregate's changelog over the feed keeps accumulators that no checkpoint
+    // would hold.
+    use udf_runtime::prelude::FlatAggregate as _;
+    session
+        .register(udf_examples::table_aggregate::top2::Top2)
+        .unwrap();
+    let length = udf_runtime::datafusion::functions::expr_fn::character_length(
+        udf_runtime::datafusion::prelude::col("word"),
+    );
+    let top2 = session
+        .table("events")
+        .await
+        .unwrap()
+        .group_by(vec![udf_runtime::datafusion::prelude::ident("k")])
+        .flat_aggregate(
+            session
+                .table_aggregate(
+                    "Top2",
+                    [udf_runtime::datafusion::logical_expr::cast(
+                        length,
+                        udf_runtime::datafusion::arrow::datatypes::DataType::Int32,
+                    )],
+                )
+                .unwrap()
+                .changelog(),
+        )
+        .unwrap();
+    let error = top2.create_physical_plan().await.unwrap_err().to_string();
+    assert!(
+        error.contains("the table aggregate `top2` keeps its accumulators over unbounded input"),
+        "{error}"
+    );
+
     // A bounded query without state runs as a batch job, as in Flink.
     let rows = session
         .sql("SELECT count(*) FROM archive")

@@ -29,6 +29,7 @@ use super::region;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::sink::exec::CommittingSinkExec;
 use crate::ops::sink::sink_input_passes;
+use crate::ops::table_aggregate::exec::TableAggregateExec;
 
 #[derive(Debug, Default)]
 pub struct CheckpointedPlans;
@@ -48,6 +49,14 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
         let mut functions = 0;
         plan.apply(|node| {
             functions += usize::from((node.as_ref() as &dyn Any).is::<PtfExec>());
+            if let Some(aggregate) = (node.as_ref() as &dyn Any).downcast_ref::<TableAggregateExec>()
+                && !matches!(node.boundedness(), Boundedness::Bounded)
+            {
+                return plan_err!(
+                    "{ON}, but the table aggregate `{}` keeps its accumulators over unbounded input, which checkpoints do not cover yet",
+                    aggregate.function_name()
+                );
+            }
             Ok(TreeNodeRecursion::Continue)
         })?;
         match functions {

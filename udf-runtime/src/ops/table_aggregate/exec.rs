@@ -44,6 +44,11 @@ pub struct TableAggregateExec {
 }
 
 impl TableAggregateExec {
+    /// The name the function was called by.
+    pub fn function_name(&self) -> &str {
+        &self.call.name
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input: Arc<dyn ExecutionPlan>,
@@ -68,11 +73,19 @@ impl TableAggregateExec {
             EmitMode::Final => EmissionType::Final,
             EmitMode::Changelog => EmissionType::Incremental,
         };
+        // Over unbounded input a changelog goes on as rows come; final results never come
+        // (DataFusion refuses such a plan as pipeline breaking).
+        let boundedness = match input.boundedness() {
+            Boundedness::Bounded => Boundedness::Bounded,
+            Boundedness::Unbounded { .. } => Boundedness::Unbounded {
+                requires_infinite_memory: call.mode == EmitMode::Final,
+            },
+        };
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(partitions),
             emission,
-            Boundedness::Bounded,
+            boundedness,
         ));
         TableAggregateExec {
             input,

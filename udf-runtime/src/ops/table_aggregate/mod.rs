@@ -6,7 +6,7 @@
 pub mod aggregation;
 pub mod binding;
 mod dataframe;
-mod exec;
+pub(crate) mod exec;
 mod node;
 
 pub use dataframe::{FlatAggregate, GroupedDataFrame};
