@@ -56,6 +56,10 @@ pub trait TableGroups: Send + Sync {
     /// Folds an encoded partial accumulator into `group` with `merge`.
     fn merge_state(&mut self, group: usize, state: &[u8]) -> Result<(), GroupFailure>;
 
+    /// Makes `group`'s accumulator the one `state` encodes (`state` of a checkpoint); every
+    /// byte must read, or the accumulator type changed since.
+    fn restore_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error>;
+
     /// The rows emitted since the last call: one column of the row type, and the group and
     /// kind of each row.
     fn take_emitted(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error>;
@@ -194,6 +198,23 @@ where
         let (logic, acc) = (&self.logic, &mut self.accs[group]);
         user_call(|| logic.merge(acc, &other))
             .map_err(|cause| GroupFailure::of(cause, group, &self.accs[group]))
+    }
+
+    fn restore_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error> {
+        let unreadable = |what: String| {
+            Error::msg(format!(
+                "the saved accumulator does not read as `{}` (was it saved by another version of the type?): {what}",
+                std::any::type_name::<T::Acc>()
+            ))
+        };
+        let (acc, rest): (T::Acc, _) =
+            postcard::take_from_bytes(state).map_err(|e| unreadable(e.to_string()))?;
+        if !rest.is_empty() {
+            return Err(unreadable(format!("{} bytes are left over", rest.len())));
+        }
+        self.acc(group);
+        self.accs[group] = acc;
+        Ok(())
     }
 
     fn take_emitted(&mut self) -> Result<(ArrayRef, Vec<usize>, Vec<RowKind>), Error> {

@@ -57,8 +57,8 @@ async fn plans_that_cannot_be_checkpointed_are_refused_naming_the_operator() {
         "{error}"
     );
 
-    // A table aggregate's changelog over the feed keeps accumulators that no checkpoint
-    // would hold.
+    // A table aggregate's changelog over the feed keeps accumulators: checkpoints name them
+    // by its uid.
     use udf_runtime::prelude::FlatAggregate as _;
     session
         .register(udf_examples::table_aggregate::top2::Top2)
@@ -86,7 +86,7 @@ async fn plans_that_cannot_be_checkpointed_are_refused_naming_the_operator() {
         .unwrap();
     let error = top2.create_physical_plan().await.unwrap_err().to_string();
     assert!(
-        error.contains("the table aggregate `top2` keeps its accumulators over unbounded input"),
+        error.contains("the table aggregate `top2` has no uid"),
         "{error}"
     );
 

@@ -8,6 +8,7 @@ mod errors;
 mod files;
 mod restore;
 mod sink;
+mod table_aggregate;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -46,32 +46,24 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
         if !CheckpointConfig::of(config).enabled() {
             return Ok(plan);
         }
-        let mut functions = 0;
+        let mut stateful = 0;
         plan.apply(|node| {
-            functions += usize::from((node.as_ref() as &dyn Any).is::<PtfExec>());
-            if let Some(aggregate) = (node.as_ref() as &dyn Any).downcast_ref::<TableAggregateExec>()
-                && !matches!(node.boundedness(), Boundedness::Bounded)
-            {
-                return plan_err!(
-                    "{ON}, but the table aggregate `{}` keeps its accumulators over unbounded input, which checkpoints do not cover yet",
-                    aggregate.function_name()
-                );
-            }
+            stateful += usize::from(keeps_state(node.as_ref()));
             Ok(TreeNodeRecursion::Continue)
         })?;
-        match functions {
+        match stateful {
             // A bounded query without one runs as a batch job, which Flink does not
             // checkpoint either.
             0 if matches!(plan.boundedness(), Boundedness::Bounded) => return Ok(plan),
             0 => {
                 return plan_err!(
-                    "{ON}, but this query over unbounded input has no process table function: checkpoints cover the state of one process table function per query so far"
+                    "{ON}, but this query over unbounded input has no process table function or table aggregate: checkpoints cover the state of one such operator per query so far"
                 );
             }
             1 => {}
             n => {
                 return plan_err!(
-                    "{ON}, but this query has {n} process table functions: checkpoints cover one per query so far"
+                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates): checkpoints cover one per query so far"
                 );
             }
         }
@@ -79,6 +71,11 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             if let Some(sink) = (node.as_ref() as &dyn Any).downcast_ref::<DataSinkExec>() {
                 let committing = committing_sink(sink)?;
                 return Ok(Transformed::new(committing, true, TreeNodeRecursion::Jump));
+            }
+            if let Some(aggregate) = streaming_table_aggregate(node.as_ref()) {
+                let region = region_of(aggregate.input().clone())?;
+                let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.checkpointed(region)?);
+                return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
             }
             let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() else {
                 if let Some(reason) = above(node.as_ref()) {
@@ -139,7 +136,9 @@ fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(Transformed::no(node))
     })?;
     let Some(uid) = uid else {
-        return plan_err!("{ON}, but the rows written come from no process table function");
+        return plan_err!(
+            "{ON}, but the rows written come from no process table function: INSERT INTO commits with checkpoints the rows of one so far"
+        );
     };
     Ok(Arc::new(CommittingSinkExec::try_new(
         sink, input.data, &uid,
@@ -162,6 +161,17 @@ fn region_of(input: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
         None => Ok(TreeNodeRecursion::Continue),
     })?;
     Ok(stripped)
+}
+
+/// Whether `plan` keeps state that checkpoints save: a process table function, or a table
+/// aggregate's changelog over unbounded input.
+fn keeps_state(plan: &dyn ExecutionPlan) -> bool {
+    (plan as &dyn Any).is::<PtfExec>() || streaming_table_aggregate(plan).is_some()
+}
+
+fn streaming_table_aggregate(plan: &dyn ExecutionPlan) -> Option<&TableAggregateExec> {
+    let aggregate = (plan as &dyn Any).downcast_ref::<TableAggregateExec>()?;
+    (!matches!(plan.boundedness(), Boundedness::Bounded)).then_some(aggregate)
 }
 
 /// Why `plan`, above the stateful operator, cannot be in a checkpointed query.

@@ -496,6 +496,7 @@ fn table_aggregate_call(
             args,
             names: None,
             mode: EmitMode::Final,
+            uid: None,
         }),
         _ => plan_err!(
             "`{name}` is a {} function, not a table aggregate",

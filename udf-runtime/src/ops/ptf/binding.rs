@@ -817,7 +817,7 @@ pub(crate) fn null_of(spec: &ArgSpec) -> Result<ScalarValue> {
 }
 
 /// Flink's uid format: `^[a-zA-Z_][a-zA-Z-_0-9]*$`.
-fn valid_uid(uid: &str) -> bool {
+pub(crate) fn valid_uid(uid: &str) -> bool {
     let mut chars = uid.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')

@@ -9,7 +9,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DataFusionError, Result, internal_err, plan_err};
@@ -30,7 +29,7 @@ use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
-use super::router::{Inbox, Router, RouterInput, processors_of_keys};
+use super::router::{Inbox, Router, RouterInput, keys_of_processor};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
 use crate::streaming::state::RestorePart;
@@ -368,16 +367,7 @@ impl PtfExec {
                     .map_or(Ok(()), |state| driver.restore(&state))
             } else {
                 // Each processor takes its keys from every saved processor's state.
-                let keep = |keys: &[ArrayRef], count: usize| -> Result<Vec<bool>> {
-                    if keys.is_empty() {
-                        // Without PARTITION BY every row goes to processor 0.
-                        return Ok(vec![partition == 0; count]);
-                    }
-                    Ok(processors_of_keys(keys, processors)?
-                        .into_iter()
-                        .map(|p| p == partition)
-                        .collect())
-                };
+                let keep = keys_of_processor(partition, processors);
                 (0..saved).try_for_each(|index| {
                     let state = restored.state(index)?;
                     driver.restore_part(&state, RestorePart { index, keep: &keep })

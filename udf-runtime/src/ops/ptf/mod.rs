@@ -21,8 +21,8 @@ pub mod input;
 mod instance;
 pub mod node;
 mod output;
-mod routed;
-mod router;
+pub(crate) mod routed;
+pub(crate) mod router;
 
 pub use dataframe::{PartitionedDataFrame, Process, ProcessTableCall};
 pub use harness::{FiredTimer, PtfHarness, PtfHarnessBuilder};

@@ -521,7 +521,7 @@ fn processor_of(hash: u64, processors: usize) -> usize {
 /// The processor each key of `keys` (the PARTITION BY columns) goes to among `processors`:
 /// where the routers send its rows (a restore into another processor count places the
 /// state it saved there).
-pub(crate) fn processors_of_keys(keys: &[ArrayRef], processors: usize) -> Result<Vec<usize>> {
+fn processors_of_keys(keys: &[ArrayRef], processors: usize) -> Result<Vec<usize>> {
     let rows = keys.first().map_or(0, |k| k.len());
     let mut hashes = vec![0; rows];
     if !keys.is_empty() {
@@ -531,6 +531,23 @@ pub(crate) fn processors_of_keys(keys: &[ArrayRef], processors: usize) -> Result
         .into_iter()
         .map(|h| processor_of(h, processors))
         .collect())
+}
+
+/// Of some keys (their key columns, and their count for a function without keys), which go
+/// to processor `processor` of `processors` — without keys, every row goes to processor 0.
+pub(crate) fn keys_of_processor(
+    processor: usize,
+    processors: usize,
+) -> impl Fn(&[ArrayRef], usize) -> Result<Vec<bool>> {
+    move |keys, count| {
+        if keys.is_empty() {
+            return Ok(vec![processor == 0; count]);
+        }
+        Ok(processors_of_keys(keys, processors)?
+            .into_iter()
+            .map(|p| p == processor)
+            .collect())
+    }
 }
 
 fn rows_by_processor(

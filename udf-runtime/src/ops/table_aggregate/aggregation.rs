@@ -41,7 +41,7 @@ pub struct Output {
 }
 
 /// Group keys → dense group indexes. Without GROUP BY keys there is one group.
-enum Keys {
+pub(super) enum Keys {
     Single,
     Columns {
         converter: RowConverter,
@@ -107,11 +107,48 @@ impl Keys {
         }
     }
 
-    fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         match self {
             Keys::Single => 1,
             Keys::Columns { rows, .. } => rows.len(),
         }
+    }
+
+    /// The key of `group` in Arrow's row format (nothing without GROUP BY keys).
+    pub(super) fn key_bytes(&self, group: usize) -> &[u8] {
+        match self {
+            Keys::Single => &[],
+            Keys::Columns { rows, .. } => rows[group].row().data(),
+        }
+    }
+
+    /// The group of a key given in Arrow's row format, created if new.
+    pub(super) fn group_of_bytes(&mut self, bytes: &[u8]) -> usize {
+        let Keys::Columns {
+            converter,
+            index,
+            rows,
+        } = self
+        else {
+            return 0;
+        };
+        let next = rows.len();
+        let group = *index.entry(bytes.into()).or_insert(next);
+        if group == next {
+            rows.push(converter.parser().parse(bytes).owned());
+        }
+        group
+    }
+
+    /// The key columns of keys given in Arrow's row format.
+    pub(super) fn arrays_of_bytes(&self, keys: &[&[u8]]) -> Result<Vec<ArrayRef>, String> {
+        let Keys::Columns { converter, .. } = self else {
+            return Ok(Vec::new());
+        };
+        let parser = converter.parser();
+        converter
+            .convert_rows(keys.iter().map(|bytes| parser.parse(bytes)))
+            .map_err(|e| e.to_string())
     }
 
     /// `, group key: a, 1` for an error of `group` (nothing without GROUP BY keys).
@@ -155,15 +192,15 @@ impl Keys {
 
 /// One table aggregation (one partition's share of it).
 pub struct TableAggregation {
-    name: String,
+    pub(super) name: String,
     spec: Arc<FunctionSpec>,
     signature: usize,
-    groups: Box<dyn TableGroups>,
+    pub(super) groups: Box<dyn TableGroups>,
     emits: Emits,
     mode: EmitMode,
-    keys: Keys,
+    pub(super) keys: Keys,
     /// Per group: whether `emit_value` rows are out (changelog mode retracts them next time).
-    emitted: Vec<bool>,
+    pub(super) emitted: Vec<bool>,
 }
 
 impl TableAggregation {
@@ -324,7 +361,7 @@ impl TableAggregation {
     }
 
     /// A call on `group`, whose failure names the group's key and accumulator.
-    fn guard_group<T>(
+    pub(super) fn guard_group<T>(
         &mut self,
         what: &str,
         group: usize,

@@ -5,6 +5,7 @@
 //! ```sql
 //! SELECT * FROM Top2(TABLE (SELECT myField, value FROM MyTable) PARTITION BY myField)
 //! SELECT * FROM Top2(input => TABLE MyTable PARTITION BY myField, changelog => TRUE) AS t(k, v, r, op)
+//! SELECT * FROM Top2(input => TABLE events PARTITION BY k, changelog => TRUE, uid => 'top2')
 //! ```
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use udf_core::{ArgSpec, ArgType, FunctionSpec, Semantics, TableAggregateFunction
 use super::aggregation::EmitMode;
 use super::node::{TableAggregateCall, TableAggregateNode};
 use crate::functions::arguments;
+use crate::ops::ptf::binding::valid_uid;
 use crate::plan::table_argument::{Given, call_arguments};
 
 /// The plan of a SQL call of table aggregate `name`.
@@ -42,9 +44,10 @@ pub fn plan(
     );
     let changelog_arg =
         ArgSpec::new("changelog", ArgType::Typed(DataType::boolean())).optional(true);
+    let uid_arg = ArgSpec::new("uid", ArgType::Typed(DataType::string())).optional(true);
     let bound = arguments::match_names(
         name,
-        [&input, &changelog_arg],
+        [&input, &changelog_arg, &uid_arg],
         &[],
         call_arguments(name, args)?,
     )
@@ -67,6 +70,11 @@ pub fn plan(
         Some(Given::Table(_)) => {
             return plan_err!("`changelog` of `{name}` must be TRUE or FALSE, not a table");
         }
+    };
+    let uid = match params.next().flatten() {
+        None => None,
+        Some(Given::Value(value)) => Some(uid(context, *value, name)?),
+        Some(Given::Table(_)) => return plan_err!("`uid` of `{name}` is a string, not a table"),
     };
     if !table.order_by.is_empty() {
         return plan_err!("`{name}` is a table aggregate: its TABLE argument takes no ORDER BY");
@@ -112,6 +120,7 @@ pub fn plan(
         } else {
             EmitMode::Final
         },
+        uid,
     };
     let node = TableAggregateNode::try_new(input, group_by, call)?;
     Ok(LogicalPlan::Extension(Extension {
@@ -128,6 +137,16 @@ fn boolean(
         Expr::Literal(ScalarValue::Boolean(Some(b)), _) => Ok(b),
         other => Err(plan_datafusion_err!(
             "`changelog` of `{function}` must be TRUE or FALSE, not `{other}`"
+        )),
+    }
+}
+
+/// `uid => 'name'`, in Flink's format for state identifiers.
+fn uid(context: &mut dyn RelationPlannerContext, value: SqlExpr, function: &str) -> Result<String> {
+    match context.sql_to_expr(value, &DFSchema::empty())? {
+        Expr::Literal(ScalarValue::Utf8(Some(uid)), _) if valid_uid(&uid) => Ok(uid),
+        other => Err(plan_datafusion_err!(
+            "`uid` of `{function}` must be a string of letters, digits, `-` and `_` that does not start with a digit, not `{other}`"
         )),
     }
 }

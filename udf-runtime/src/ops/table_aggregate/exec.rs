@@ -8,10 +8,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result, internal_err};
+use datafusion::common::{DataFusionError, Result, internal_err, plan_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{
@@ -24,8 +23,12 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 
+use super::batches::{output_batch, push};
+use super::checkpointed::{self, Partition};
 use super::node::TableAggregateCall;
-use crate::ops::table_aggregate::aggregation::{EmitMode, Output, TableAggregation};
+use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::ops::ptf::router::{Router, RouterInput};
+use crate::ops::table_aggregate::aggregation::{EmitMode, TableAggregation};
 use udf_core::types::DataType;
 
 #[derive(Debug)]
@@ -41,14 +44,11 @@ pub struct TableAggregateExec {
     /// Aggregate in place and merge the partial accumulators.
     merge_partials: bool,
     properties: Arc<PlanProperties>,
+    /// With checkpoints: routes the input's rows by group key (`checkpointed.rs`).
+    router: Option<Arc<Router>>,
 }
 
 impl TableAggregateExec {
-    /// The name the function was called by.
-    pub fn function_name(&self) -> &str {
-        &self.call.name
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input: Arc<dyn ExecutionPlan>,
@@ -98,7 +98,72 @@ impl TableAggregateExec {
             schema,
             merge_partials,
             properties,
+            router: None,
         }
+    }
+
+    /// This exec with checkpoints: over `region`, its input without repartitioning (the rows
+    /// are routed by group key here, so barriers keep their place), saving its accumulators
+    /// at every checkpoint.
+    pub fn checkpointed(&self, region: Arc<dyn ExecutionPlan>) -> Result<TableAggregateExec> {
+        let target = self.checkpoint_target()?;
+        let mut exec = self.over(region.clone());
+        let input = RouterInput {
+            plan: region,
+            keys: self.group_by.clone(),
+            event_time: None,
+        };
+        exec.router = Some(Arc::new(Router::new(
+            vec![input],
+            self.partitions(),
+            false,
+            Some(target),
+        )));
+        exec.properties = self.properties.clone();
+        Ok(exec)
+    }
+
+    /// The same call over another input.
+    fn over(&self, input: Arc<dyn ExecutionPlan>) -> TableAggregateExec {
+        TableAggregateExec::new(
+            input,
+            self.group_by.clone(),
+            self.args.clone(),
+            self.call.clone(),
+            self.signature,
+            self.row_type.clone(),
+            self.row_is_struct,
+            self.schema.clone(),
+        )
+    }
+
+    /// What checkpoints save this exec's state as: its changelog's accumulators, named by
+    /// the call's uid.
+    pub fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+        let name = &self.call.name;
+        if self.call.mode != EmitMode::Changelog {
+            return plan_err!(
+                "checkpoints are on, but `{name}` emits final results, which unbounded input never has"
+            );
+        }
+        let Some(uid) = &self.call.uid else {
+            return plan_err!(
+                "checkpoints are on, but the table aggregate `{name}` has no uid: give it `.uid(\"...\")` (SQL: `uid => '...'`), by which checkpoints name its accumulators"
+            );
+        };
+        Ok(CheckpointTarget {
+            uid: uid.clone(),
+            function: name.clone(),
+            sink: false,
+        })
+    }
+
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+
+    fn partitions(&self) -> usize {
+        self.properties.output_partitioning().partition_count()
     }
 
     fn aggregation(&self) -> Result<TableAggregation> {
@@ -121,46 +186,6 @@ impl TableAggregateExec {
     }
 }
 
-/// Evaluates the keys and arguments of a batch and folds it in.
-fn push(
-    aggregation: &mut TableAggregation,
-    group_by: &[Arc<dyn PhysicalExpr>],
-    args: &[Arc<dyn PhysicalExpr>],
-    batch: &RecordBatch,
-) -> Result<Option<Output>> {
-    let rows = batch.num_rows();
-    let evaluate = |exprs: &[Arc<dyn PhysicalExpr>]| {
-        exprs
-            .iter()
-            .map(|e| e.evaluate(batch)?.into_array(rows))
-            .collect::<Result<Vec<ArrayRef>>>()
-    };
-    aggregation
-        .push(&evaluate(group_by)?, evaluate(args)?, rows)
-        .map_err(DataFusionError::Execution)
-}
-
-/// An output batch: keys, the emitted row's columns, and `op` for a changelog.
-fn output_batch(
-    schema: &SchemaRef,
-    output: Output,
-    row_is_struct: bool,
-    mode: EmitMode,
-) -> Result<RecordBatch> {
-    let mut columns = output.keys;
-    if row_is_struct {
-        columns.extend(output.rows.as_struct().columns().iter().cloned());
-    } else {
-        columns.push(output.rows);
-    }
-    if mode == EmitMode::Changelog {
-        columns.push(Arc::new(StringArray::from_iter_values(
-            output.kinds.iter().map(|k| k.short()),
-        )));
-    }
-    Ok(RecordBatch::try_new(schema.clone(), columns)?)
-}
-
 impl DisplayAs for TableAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
@@ -171,6 +196,8 @@ impl DisplayAs for TableAggregateExec {
         };
         let strategy = if self.merge_partials {
             "merge partial accumulators"
+        } else if self.router.is_some() {
+            "rows routed by group key, checkpointed"
         } else {
             "whole groups per partition"
         };
@@ -194,7 +221,7 @@ impl ExecutionPlan for TableAggregateExec {
     }
 
     fn input_distribution_requirements(&self) -> InputDistributionRequirements {
-        let distribution = if self.merge_partials {
+        let distribution = if self.merge_partials || self.router.is_some() {
             Distribution::UnspecifiedDistribution
         } else if self.group_by.is_empty() {
             Distribution::SinglePartition
@@ -226,16 +253,11 @@ impl ExecutionPlan for TableAggregateExec {
         if children.len() != 1 {
             return internal_err!("TableAggregateExec takes one input");
         }
-        Ok(Arc::new(TableAggregateExec::new(
-            children.swap_remove(0),
-            self.group_by.clone(),
-            self.args.clone(),
-            self.call.clone(),
-            self.signature,
-            self.row_type.clone(),
-            self.row_is_struct,
-            self.schema.clone(),
-        )))
+        let input = children.swap_remove(0);
+        if self.router.is_some() {
+            return Ok(Arc::new(self.checkpointed(input)?));
+        }
+        Ok(Arc::new(self.over(input)))
     }
 
     fn execute(
@@ -243,6 +265,19 @@ impl ExecutionPlan for TableAggregateExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        if let Some(router) = &self.router {
+            let parts = Partition {
+                aggregation: self.aggregation()?,
+                schema: self.schema.clone(),
+                group_by: self.group_by.clone(),
+                args: self.args.clone(),
+                row_is_struct: self.row_is_struct,
+                mode: self.call.mode,
+                name: self.call.name.clone(),
+                partitions: self.partitions(),
+            };
+            return checkpointed::run(parts, router, partition, context);
+        }
         let schema = self.schema.clone();
         let (row_is_struct, mode) = (self.row_is_struct, self.call.mode);
         let (group_by, args) = (self.group_by.clone(), self.args.clone());

@@ -1,13 +1,17 @@
 //! Table aggregates, in one place: grouping and emitting rows independent of the engine
 //! (`aggregation.rs`), the call and logical node (`node.rs`), the exec (`exec.rs`), the SQL
 //! form `f(TABLE t PARTITION BY k)` (`binding.rs`) and the DataFrame form `flat_aggregate`
-//! (`dataframe.rs`).
+//! (`dataframe.rs`); with checkpoints, a changelog over unbounded input routed by group key
+//! (`checkpointed.rs`) and its accumulators saved (`snapshot.rs`).
 
 pub mod aggregation;
+mod batches;
 pub mod binding;
+mod checkpointed;
 mod dataframe;
 pub(crate) mod exec;
 mod node;
+mod snapshot;
 
 pub use dataframe::{FlatAggregate, GroupedDataFrame};
 pub use exec::TableAggregateExec;

@@ -33,6 +33,8 @@ pub struct TableAggregateCall {
     pub(crate) args: Vec<Expr>,
     pub(crate) names: Option<Vec<String>>,
     pub(crate) mode: EmitMode,
+    /// Names the accumulators in checkpoints (Flink's operator uid).
+    pub(crate) uid: Option<String>,
 }
 
 impl TableAggregateCall {
@@ -46,6 +48,13 @@ impl TableAggregateCall {
     /// (`+I` added, `-D` taken back), instead of the final result per group.
     pub fn changelog(mut self) -> Self {
         self.mode = EmitMode::Changelog;
+        self
+    }
+
+    /// Names the aggregation's accumulators in checkpoints: a changelog over unbounded input
+    /// needs one when checkpoints are on, and a restored query finds its state by it.
+    pub fn uid(mut self, uid: &str) -> Self {
+        self.uid = Some(uid.to_owned());
         self
     }
 }
@@ -76,6 +85,14 @@ impl TableAggregateNode {
         group_by: Vec<Expr>,
         call: TableAggregateCall,
     ) -> Result<Self> {
+        if let Some(uid) = &call.uid
+            && !crate::ops::ptf::binding::valid_uid(uid)
+        {
+            return plan_err!(
+                "`uid` of `{}` must be letters, digits, `-` and `_`, not starting with a digit: `{uid}`",
+                call.name
+            );
+        }
         let input_schema = input.schema().clone();
         let arg_types = call
             .args

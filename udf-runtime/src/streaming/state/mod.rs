@@ -10,10 +10,10 @@
 
 // Snapshots serve checkpoints (a processor saves its unit at a barrier and a restored run
 // takes it back) and the processor tests.
-mod packed;
+pub(crate) mod packed;
 mod snapshot;
 
-pub use snapshot::RestorePart;
+pub use snapshot::{KeepKeys, RestorePart};
 
 pub mod disk;
 
