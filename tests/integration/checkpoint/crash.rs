@@ -261,12 +261,7 @@ fn crash_test(backend: &str, test: &str) {
         "runs resumed from a checkpoint: {resumed} of {}",
         positions.len()
     );
-    let leftovers: Vec<_> = std::fs::read_dir(root.join("out"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".inprogress"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(in_progress_files(&root.join("out")), Vec::<String>::new());
     assert_eq!((lost, duplicated), (0, 0));
     assert_eq!(committed, expected, "each key's rows in order");
     let _ = std::fs::remove_dir_all(&root);

@@ -3,16 +3,6 @@
 
 use super::*;
 
-async fn planning_error(session: &Session, sql: &str) -> String {
-    match session.sql(sql).await {
-        Ok(df) => match df.create_physical_plan().await {
-            Ok(_) => panic!("planned: {sql}"),
-            Err(error) => error.to_string(),
-        },
-        Err(error) => error.to_string(),
-    }
-}
-
 #[tokio::test]
 async fn plans_that_cannot_be_checkpointed_are_refused_naming_the_operator() {
     let (session, _feed) = fed_session(2);
@@ -153,14 +143,7 @@ async fn savepoint(name: &str, partitions: usize) -> PathBuf {
     let dir = scratch(name);
     let (session, feed) = fed_session(partitions);
     checkpoint_every(&session, "1 h", &dir);
-    let output = session
-        .sql(&query(name))
-        .await
-        .unwrap()
-        .execute_stream()
-        .await
-        .unwrap();
-    let drained = tokio::spawn(drain(output));
+    let drained = running(&session, &query(name)).await;
     send(&feed, &input(500, 5), 0..500, 100).await;
     let path = session.stop_with_savepoint(name, &dir).await.unwrap();
     drained.await.unwrap();
@@ -235,14 +218,7 @@ async fn restore_takes_the_newest_complete_checkpoint_of_a_directory() {
     session
         .set_option("execution.checkpointing.num-retained", "3")
         .unwrap();
-    let output = session
-        .sql(&query("newest"))
-        .await
-        .unwrap()
-        .execute_stream()
-        .await
-        .unwrap();
-    let drained = tokio::spawn(drain(output));
+    let drained = running(&session, &query("newest")).await;
     let input = input(400, 5);
     for start in (0..400).step_by(50) {
         send(&feed, &input, start..start + 50, 50).await;

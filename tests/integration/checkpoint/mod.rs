@@ -161,6 +161,53 @@ pub fn checkpoint_every(session: &Session, interval: &str, dir: &std::path::Path
         .unwrap();
 }
 
+/// The error planning `sql` gives (the test fails if it plans).
+pub async fn planning_error(session: &Session, sql: &str) -> String {
+    match session.sql(sql).await {
+        Ok(df) => match df.create_physical_plan().await {
+            Ok(_) => panic!("planned: {sql}"),
+            Err(error) => error.to_string(),
+        },
+        Err(error) => error.to_string(),
+    }
+}
+
+/// The in-progress files left in `dir` (none once every run ended).
+pub fn in_progress_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".inprogress"))
+        .collect()
+}
+
+/// `sql` running, its output drained by a task.
+pub async fn running(session: &Session, sql: &str) -> tokio::task::JoinHandle<Vec<RecordBatch>> {
+    let output = session
+        .sql(sql)
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    tokio::spawn(drain(output))
+}
+
+/// The output of `sql` over all of `input` sent through `feed` (in batches of `batch`), to
+/// the end of input.
+pub async fn output_of(
+    session: &Session,
+    feed: udf_runtime::Feed,
+    sql: &str,
+    input: &RecordBatch,
+    batch: usize,
+) -> Vec<RecordBatch> {
+    let drained = running(session, sql).await;
+    send(&feed, input, 0..input.num_rows(), batch).await;
+    feed.close();
+    drained.await.unwrap()
+}
+
 /// Sends `rows` of `input` in batches of `batch` rows.
 pub async fn send(
     feed: &udf_runtime::Feed,
@@ -213,15 +260,5 @@ pub async fn uninterrupted(
         "uninterrupted-{}",
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    let output = session
-        .sql(&query(&uid))
-        .await
-        .unwrap()
-        .execute_stream()
-        .await
-        .unwrap();
-    let drained = tokio::spawn(drain(output));
-    send(&feed, input, 0..input.num_rows(), 64).await;
-    feed.close();
-    by_key(&drained.await.unwrap())
+    by_key(&output_of(&session, feed, &query(&uid), input, 64).await)
 }

@@ -68,14 +68,7 @@ async fn stopped_and_restored(
         .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
         .unwrap();
     let restored_query = restored_query.replace("{uid}", &uid);
-    let output = session
-        .sql(&restored_query)
-        .await
-        .unwrap()
-        .execute_stream()
-        .await
-        .unwrap();
-    let after = tokio::spawn(drain(output));
+    let after = running(&session, &restored_query).await;
     send(&feed, input, position..input.num_rows(), 64).await;
     feed.close();
     let after = after.await.unwrap();
@@ -151,8 +144,7 @@ crate::on_both_backends! {
         let (session, feed) = fed_session(2);
         checkpoint_every(&session, "20 ms", &checkpoints);
         session.set_option("execution.checkpointing.num-retained", "2").unwrap();
-        let output = session.sql(&query(&uid)).await.unwrap().execute_stream().await.unwrap();
-        let drained = tokio::spawn(drain(output));
+        let drained = running(&session, &query(&uid)).await;
         let input = input(2000, 13);
         // Slowly enough that several checkpoints are taken along the way (bounded: 10 s).
         let started = std::time::Instant::now();

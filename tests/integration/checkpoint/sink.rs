@@ -125,12 +125,7 @@ crate::on_both_backends! {
             let total: usize = expected.values().map(Vec::len).sum();
             assert_eq!(count as usize, total);
             assert!(seen_committed, "files were committed while the query ran");
-            let leftovers: Vec<_> = std::fs::read_dir(&out)
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .filter(|n| n.ends_with(".inprogress"))
-                .collect();
-            assert!(leftovers.is_empty(), "{leftovers:?}");
+            assert_eq!(in_progress_files(&out), Vec::<String>::new());
             let committed = by_key(&committed_rows(&out, format).await);
             assert_eq!(comparable(committed), comparable(expected), "{format}");
             let _ = std::fs::remove_dir_all(&root);

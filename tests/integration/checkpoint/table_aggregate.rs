@@ -1,12 +1,15 @@
 //! A table aggregate's changelog over a fed table takes part in checkpoints: stopped at a
 //! savepoint and restored (with as many partitions, or more), it goes on with each group's
-//! accumulator, so the two runs give together exactly the uninterrupted changelog.
+//! accumulator, so the two runs give together exactly the uninterrupted changelog — and,
+//! written by `INSERT INTO` a file table, commit it once.
 
 use std::sync::Arc;
 
 use udf_core::arrow::array::Int32Array;
 use udf_examples::table_aggregate::top2::Top2;
 use udf_runtime::Checkpoint;
+
+use std::path::PathBuf;
 
 use super::*;
 
@@ -57,17 +60,60 @@ fn changes(batches: &[RecordBatch]) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+/// The changelog of the whole input, uninterrupted.
+async fn whole_changelog(input: &RecordBatch) -> BTreeMap<String, Vec<String>> {
+    let (session, feed) = top2_session(2);
+    changes(&output_of(&session, feed, &top2_query("whole"), input, 50).await)
+}
+
+/// The table `out`: Parquet files in `out`.
+async fn create_out(session: &Session, out: &std::path::Path) {
+    session
+        .sql(&format!(
+            "CREATE EXTERNAL TABLE IF NOT EXISTS out (k VARCHAR, value INT, rank INT, op VARCHAR) STORED AS PARQUET LOCATION '{}/'",
+            out.display()
+        ))
+        .await
+        .unwrap();
+}
+
+/// `INSERT INTO out` (Parquet files in `out`) the changelog of `uid` over `rows` of the
+/// input, then stops it at a savepoint in `stop_at` (given back), or else ends the input.
+async fn insert(
+    session: &Session,
+    feed: udf_runtime::Feed,
+    out: &std::path::Path,
+    uid: &str,
+    rows: std::ops::Range<usize>,
+    stop_at: Option<&std::path::Path>,
+) -> Option<PathBuf> {
+    create_out(session, out).await;
+    let df = session
+        .sql(&format!("INSERT INTO out {}", top2_query(uid)))
+        .await
+        .unwrap();
+    let result = tokio::spawn(async move { df.collect().await });
+    send(&feed, &top2_input(), rows, 50).await;
+    let savepoint = match stop_at {
+        Some(dir) => Some(session.stop_with_savepoint(uid, dir).await.unwrap()),
+        None => {
+            feed.close();
+            None
+        }
+    };
+    let written = tokio::time::timeout(Duration::from_secs(30), result)
+        .await
+        .expect("the insert ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(written[0].num_rows(), 1);
+    savepoint
+}
+
 crate::on_both_backends! {
     async fn a_table_aggregate_changelog_restored_from_a_savepoint_goes_on_where_it_stood() {
         let input = top2_input();
-        let expected = {
-            let (session, feed) = top2_session(2);
-            let output = session.sql(&top2_query("whole")).await.unwrap().execute_stream().await.unwrap();
-            let drained = tokio::spawn(drain(output));
-            send(&feed, &input, 0..ROWS, 50).await;
-            feed.close();
-            changes(&drained.await.unwrap())
-        };
+        let expected = whole_changelog(&input).await;
         assert_eq!(expected.len(), 7);
 
         for (before, after) in [(2, 2), (2, 3)] {
@@ -75,8 +121,7 @@ crate::on_both_backends! {
             let (dir, uid) = (scratch(&name), own(&name));
             let (session, feed) = top2_session(before);
             checkpoint_every(&session, "1 h", &dir.join("periodic"));
-            let output = session.sql(&top2_query(&uid)).await.unwrap().execute_stream().await.unwrap();
-            let drained = tokio::spawn(drain(output));
+            let drained = running(&session, &top2_query(&uid)).await;
             send(&feed, &input, 0..ROWS / 2, 50).await;
             let savepoint = session.stop_with_savepoint(&uid, dir.join("savepoints")).await.unwrap();
             let first = drained.await.unwrap();
@@ -87,8 +132,7 @@ crate::on_both_backends! {
             session
                 .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
                 .unwrap();
-            let output = session.sql(&top2_query(&uid)).await.unwrap().execute_stream().await.unwrap();
-            let drained = tokio::spawn(drain(output));
+            let drained = running(&session, &top2_query(&uid)).await;
             send(&feed, &input, position..ROWS, 50).await;
             feed.close();
             let second = drained.await.unwrap();
@@ -103,17 +147,46 @@ crate::on_both_backends! {
     }
 }
 
+crate::on_both_backends! {
+    async fn a_table_aggregate_changelog_written_through_a_restore_is_committed_once() {
+        let expected = whole_changelog(&top2_input()).await;
+        let name = "top2-sink";
+        let (dir, uid) = (scratch(name), own(name));
+        let out = dir.join("out");
+        let (session, feed) = top2_session(2);
+        checkpoint_every(&session, "1 h", &dir.join("periodic"));
+        let savepoint = insert(&session, feed, &out, &uid, 0..ROWS / 2, Some(&dir.join("savepoints")))
+            .await
+            .unwrap();
+        let position = Checkpoint::find(&savepoint, &uid).unwrap().position("events").unwrap() as usize;
+
+        let (session, feed) = top2_session(2);
+        session
+            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+            .unwrap();
+        // Restoring alone writes no checkpoint, so nothing could commit: refused up front.
+        create_out(&session, &out).await;
+        let error = planning_error(&session, &format!("INSERT INTO out {}", top2_query(&uid))).await;
+        assert!(error.contains("execution.checkpointing.dir is not set"), "{error}");
+        checkpoint_every(&session, "1 h", &dir.join("periodic"));
+        insert(&session, feed, &out, &uid, position..ROWS, None).await;
+
+        assert_eq!(in_progress_files(&out), Vec::<String>::new());
+        let committed = changes(&super::sink::committed_rows(&out, "parquet").await);
+        assert_eq!(committed, expected, "stopped at row {position}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 #[tokio::test]
 async fn a_table_aggregate_changelog_without_uid_is_refused_when_checkpointing() {
     let (session, _feed) = top2_session(2);
     checkpoint_every(&session, "1 s", std::path::Path::new("/tmp/unused"));
-    let error = match session
-        .sql("SELECT * FROM Top2(input => TABLE events PARTITION BY k, changelog => TRUE)")
-        .await
-    {
-        Ok(df) => df.create_physical_plan().await.unwrap_err().to_string(),
-        Err(error) => error.to_string(),
-    };
+    let error = planning_error(
+        &session,
+        "SELECT * FROM Top2(input => TABLE events PARTITION BY k, changelog => TRUE)",
+    )
+    .await;
     assert!(
         error.contains("the table aggregate `top2` has no uid: give it `.uid(\"...\")`"),
         "{error}"

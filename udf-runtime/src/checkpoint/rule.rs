@@ -69,6 +69,11 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
         }
         plan.transform_down(|node| {
             if let Some(sink) = (node.as_ref() as &dyn Any).downcast_ref::<DataSinkExec>() {
+                if CheckpointConfig::of(config).dir.is_none() {
+                    return plan_err!(
+                        "{ON}, and `INSERT INTO` commits its files with checkpoints, but execution.checkpointing.dir is not set: a run that only restores writes no checkpoint"
+                    );
+                }
                 let committing = committing_sink(sink)?;
                 return Ok(Transformed::new(committing, true, TreeNodeRecursion::Jump));
             }
@@ -110,6 +115,12 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
 fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
     let mut uid = None;
     let input = sink.input().clone().transform_down(|node| {
+        if let Some(aggregate) = streaming_table_aggregate(node.as_ref()) {
+            uid = Some(aggregate.checkpoint_target()?.uid);
+            let region = region_of(aggregate.input().clone())?;
+            let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.with_committing_sink(region)?);
+            return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
+        }
         if let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() {
             uid = Some(function.checkpoint_target()?.uid);
             let inputs = node
@@ -137,7 +148,7 @@ fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
     })?;
     let Some(uid) = uid else {
         return plan_err!(
-            "{ON}, but the rows written come from no process table function: INSERT INTO commits with checkpoints the rows of one so far"
+            "{ON}, but the rows written come from no process table function or table aggregate: INSERT INTO commits with checkpoints the output of one"
         );
     };
     Ok(Arc::new(CommittingSinkExec::try_new(

@@ -1,5 +1,5 @@
-//! The sink's input run so that barriers keep their place: the process table function's
-//! output with its barriers, through the projections and filters between them (evaluated
+//! The sink's input run so that barriers keep their place: the stateful operator's output
+//! (a process table function's, a table aggregate's changelog) with its barriers, through the projections and filters between them (evaluated
 //! here, batch by batch, as those operators would).
 
 use std::any::Any;
@@ -14,8 +14,9 @@ use futures::stream::BoxStream;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::stateless::{is_per_batch, per_batch};
 use crate::ops::ptf::exec::PtfExec;
+use crate::ops::table_aggregate::exec::TableAggregateExec;
 
-/// Partition `partition` of `plan` with the barriers of its process table function.
+/// Partition `partition` of `plan` with the barriers of its stateful operator.
 pub fn flow(
     plan: &Arc<dyn ExecutionPlan>,
     partition: usize,
@@ -24,6 +25,9 @@ pub fn flow(
     let any = plan.as_ref() as &dyn Any;
     if let Some(function) = any.downcast_ref::<PtfExec>() {
         return function.execute_flow(partition, context);
+    }
+    if let Some(aggregate) = any.downcast_ref::<TableAggregateExec>() {
+        return aggregate.execute_flow(partition, context);
     }
     if let Some((input, apply)) = per_batch(plan.as_ref())? {
         let input = flow(input, partition, context)?;
@@ -35,12 +39,13 @@ pub fn flow(
             .boxed());
     }
     plan_err!(
-        "`{}` between the process table function and the committing sink cannot pass checkpoint barriers in order with its rows",
+        "`{}` between the stateful operator and the committing sink cannot pass checkpoint barriers in order with its rows",
         plan.name()
     )
 }
 
-/// Whether `plan` may stand between the function and the sink.
+/// Whether `plan` may stand between the stateful operator and the sink.
 pub fn passes(plan: &dyn ExecutionPlan) -> bool {
-    (plan as &dyn Any).is::<PtfExec>() || is_per_batch(plan)
+    let any = plan as &dyn Any;
+    any.is::<PtfExec>() || any.is::<TableAggregateExec>() || is_per_batch(plan)
 }

@@ -4,6 +4,7 @@
 //! with the process table functions' router: each partition's inbox aligns the barriers of
 //! every source, and at each checkpoint the partition saves its groups' accumulators.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -11,13 +12,15 @@ use datafusion::common::{DataFusionError, Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use futures::StreamExt;
+use futures::stream::BoxStream;
 
 use super::aggregation::{EmitMode, TableAggregation};
 use super::batches::{output_batch, push};
-use crate::checkpoint::barrier::Barrier;
+use crate::checkpoint::barrier::{Barrier, Flow};
 use crate::checkpoint::coordinator::Coordinator;
 use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Router, keys_of_processor};
+use crate::ops::ptf::router::{Inbox, Router, keys_of_processor};
 
 /// What one partition of the exec runs with.
 pub(super) struct Partition {
@@ -40,6 +43,25 @@ pub(super) fn run(
     partition: usize,
     context: Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
+    let schema = parts.schema.clone();
+    let batches = run_flow(parts, router, partition, context)?.filter_map(|flow| {
+        std::future::ready(match flow {
+            Ok(Flow::Rows(batch)) => Some(Ok(batch)),
+            Ok(Flow::Barrier(_)) => None,
+            Err(error) => Some(Err(error)),
+        })
+    });
+    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
+}
+
+/// The changelog with a barrier after the rows of each checkpoint the partition saved — and,
+/// at the end of input, after the last rows and the final checkpoint — for a committing sink.
+pub(super) fn run_flow(
+    parts: Partition,
+    router: &Router,
+    partition: usize,
+    context: Arc<TaskContext>,
+) -> Result<BoxStream<'static, Result<Flow>>> {
     let inbox = router.inbox(partition, context)?;
     let Partition {
         mut aggregation,
@@ -54,66 +76,70 @@ pub(super) fn run(
     if let Some(coordinator) = &inbox.coordinator {
         restore(coordinator, &mut aggregation, &name, partition, partitions)?;
     }
-    let out_schema = schema.clone();
-    let stream = futures::stream::try_unfold(
-        (Some(inbox), aggregation),
-        move |(mut inbox, mut aggregation)| {
-            let (group_by, args, schema, name) = (
-                group_by.clone(),
-                args.clone(),
-                out_schema.clone(),
-                name.clone(),
-            );
-            async move {
-                let Some(messages) = inbox.as_mut() else {
+    let reading = Reading {
+        inbox: Some(inbox),
+        aggregation,
+        queued: VecDeque::new(),
+    };
+    let stream = futures::stream::try_unfold(reading, move |mut reading| {
+        let (group_by, args, schema, name) =
+            (group_by.clone(), args.clone(), schema.clone(), name.clone());
+        async move {
+            loop {
+                if let Some(flow) = reading.queued.pop_front() {
+                    return Ok(Some((flow, reading)));
+                }
+                let Some(messages) = reading.inbox.as_mut() else {
                     return Ok(None);
                 };
-                loop {
-                    match messages.next().await {
-                        Some(Ok(Routed::Rows { batch, .. })) => {
-                            if let Some(output) = push(&mut aggregation, &group_by, &args, &batch)?
-                                && !output.kinds.is_empty()
-                            {
-                                let batch = output_batch(&schema, output, row_is_struct, mode)?;
-                                return Ok(Some((batch, (inbox, aggregation))));
-                            }
-                        }
-                        Some(Ok(Routed::Checkpoint { barrier, alignment })) => {
-                            let stop = barrier.stop;
-                            save(&mut aggregation, &name, partition, barrier, alignment);
-                            if stop {
-                                // A savepoint that stops the query: no end of input.
-                                return Ok(None);
-                            }
-                        }
-                        Some(Ok(Routed::End { .. })) => {}
-                        Some(Ok(Routed::Barrier { .. })) => {
-                            return internal_err!("a barrier passed the inbox's alignment");
-                        }
-                        Some(Err(error)) => return Err(error),
-                        None => {
-                            let coordinator = messages.coordinator.clone();
-                            let output =
-                                aggregation.finish().map_err(DataFusionError::Execution)?;
-                            // Everything is done: the final checkpoint.
-                            if let Some(barrier) = coordinator.and_then(|c| c.final_barrier()) {
-                                save(
-                                    &mut aggregation,
-                                    &name,
-                                    partition,
-                                    barrier,
-                                    Default::default(),
-                                );
-                            }
+                let aggregation = &mut reading.aggregation;
+                match messages.next().await {
+                    Some(Ok(Routed::Rows { batch, .. })) => {
+                        if let Some(output) = push(aggregation, &group_by, &args, &batch)?
+                            && !output.kinds.is_empty()
+                        {
                             let batch = output_batch(&schema, output, row_is_struct, mode)?;
-                            return Ok(Some((batch, (None, aggregation))));
+                            reading.queued.push_back(Flow::Rows(batch));
+                        }
+                    }
+                    Some(Ok(Routed::Checkpoint { barrier, alignment })) => {
+                        if barrier.stop {
+                            // A savepoint that stops the query: no end of input.
+                            reading.inbox = None;
+                        }
+                        save(aggregation, &name, partition, &barrier, alignment);
+                        reading.queued.push_back(Flow::Barrier(barrier));
+                    }
+                    Some(Ok(Routed::End { .. })) => {}
+                    Some(Ok(Routed::Barrier { .. })) => {
+                        return internal_err!("a barrier passed the inbox's alignment");
+                    }
+                    Some(Err(error)) => return Err(error),
+                    None => {
+                        let coordinator = messages.coordinator.clone();
+                        reading.inbox = None;
+                        let output = aggregation.finish().map_err(DataFusionError::Execution)?;
+                        let batch = output_batch(&schema, output, row_is_struct, mode)?;
+                        reading.queued.push_back(Flow::Rows(batch));
+                        // Everything is done: the final checkpoint, after the last rows.
+                        if let Some(barrier) = coordinator.and_then(|c| c.final_barrier()) {
+                            save(aggregation, &name, partition, &barrier, Default::default());
+                            reading.queued.push_back(Flow::Barrier(barrier));
                         }
                     }
                 }
             }
-        },
-    );
-    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+        }
+    });
+    Ok(stream.boxed())
+}
+
+struct Reading {
+    /// `None` once the input ended or stopped.
+    inbox: Option<Inbox>,
+    aggregation: TableAggregation,
+    /// What goes out next, in order.
+    queued: VecDeque<Flow>,
 }
 
 /// Saves the partition's groups for `barrier`'s checkpoint.
@@ -121,7 +147,7 @@ fn save(
     aggregation: &mut TableAggregation,
     name: &str,
     partition: usize,
-    barrier: Barrier,
+    barrier: &Barrier,
     alignment: std::time::Duration,
 ) {
     let background = !(barrier.end || barrier.stop);

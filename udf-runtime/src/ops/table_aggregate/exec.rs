@@ -21,11 +21,13 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
     InputDistributionRequirements, PlanProperties,
 };
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
 use super::batches::{output_batch, push};
 use super::checkpointed::{self, Partition};
 use super::node::TableAggregateCall;
+use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::ops::ptf::router::{Router, RouterInput};
 use crate::ops::table_aggregate::aggregation::{EmitMode, TableAggregation};
@@ -46,6 +48,8 @@ pub struct TableAggregateExec {
     properties: Arc<PlanProperties>,
     /// With checkpoints: routes the input's rows by group key (`checkpointed.rs`).
     router: Option<Arc<Router>>,
+    /// Its output goes to a committing sink, whose answers its checkpoints wait for.
+    committing_sink: bool,
 }
 
 impl TableAggregateExec {
@@ -99,6 +103,7 @@ impl TableAggregateExec {
             merge_partials,
             properties,
             router: None,
+            committing_sink: false,
         }
     }
 
@@ -106,8 +111,25 @@ impl TableAggregateExec {
     /// are routed by group key here, so barriers keep their place), saving its accumulators
     /// at every checkpoint.
     pub fn checkpointed(&self, region: Arc<dyn ExecutionPlan>) -> Result<TableAggregateExec> {
-        let target = self.checkpoint_target()?;
+        self.checkpointed_into(region, self.committing_sink)
+    }
+
+    /// `checkpointed`, its output written by a committing sink (`execute_flow`).
+    pub fn with_committing_sink(&self, region: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        self.checkpointed_into(region, true)
+    }
+
+    fn checkpointed_into(
+        &self,
+        region: Arc<dyn ExecutionPlan>,
+        committing_sink: bool,
+    ) -> Result<TableAggregateExec> {
+        let target = CheckpointTarget {
+            sink: committing_sink,
+            ..self.checkpoint_target()?
+        };
         let mut exec = self.over(region.clone());
+        exec.committing_sink = committing_sink;
         let input = RouterInput {
             plan: region,
             keys: self.group_by.clone(),
@@ -121,6 +143,32 @@ impl TableAggregateExec {
         )));
         exec.properties = self.properties.clone();
         Ok(exec)
+    }
+
+    /// Partition `partition`'s changelog with the barriers of its checkpoints, for the
+    /// committing sink.
+    pub fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<Flow>>> {
+        let Some(router) = &self.router else {
+            return internal_err!("a table aggregate without checkpoints has no barriers");
+        };
+        checkpointed::run_flow(self.partition_parts()?, router, partition, context)
+    }
+
+    fn partition_parts(&self) -> Result<Partition> {
+        Ok(Partition {
+            aggregation: self.aggregation()?,
+            schema: self.schema.clone(),
+            group_by: self.group_by.clone(),
+            args: self.args.clone(),
+            row_is_struct: self.row_is_struct,
+            mode: self.call.mode,
+            name: self.call.name.clone(),
+            partitions: self.partitions(),
+        })
     }
 
     /// The same call over another input.
@@ -266,17 +314,7 @@ impl ExecutionPlan for TableAggregateExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         if let Some(router) = &self.router {
-            let parts = Partition {
-                aggregation: self.aggregation()?,
-                schema: self.schema.clone(),
-                group_by: self.group_by.clone(),
-                args: self.args.clone(),
-                row_is_struct: self.row_is_struct,
-                mode: self.call.mode,
-                name: self.call.name.clone(),
-                partitions: self.partitions(),
-            };
-            return checkpointed::run(parts, router, partition, context);
+            return checkpointed::run(self.partition_parts()?, router, partition, context);
         }
         let schema = self.schema.clone();
         let (row_is_struct, mode) = (self.row_is_struct, self.call.mode);
