@@ -1,7 +1,7 @@
-//! File scans as replayable sources: a query over a directory of Parquet files stopped at a
-//! savepoint and restored from it reads on from the file and row where it stood, and gives
-//! with what it gave before exactly the uninterrupted output; a restore over files that
-//! changed is a clear error.
+//! File scans as replayable sources: a query over a directory of Parquet, CSV or NDJSON files
+//! stopped at a savepoint and restored from it reads on from the file and row where it stood,
+//! and gives with what it gave before exactly the uninterrupted output; a restore over files
+//! that changed is a clear error.
 
 use std::path::Path;
 
@@ -22,44 +22,69 @@ fn unhurried(k: &str) -> bool {
     !k.is_empty()
 }
 
-/// `input` as `FILES` Parquet files in `dir`, each in row groups of 100 rows.
-fn write_files(dir: &Path, input: &RecordBatch) {
+/// `input` as `FILES` files of `format` in `dir` (Parquet in row groups of 100 rows).
+fn write_files(dir: &Path, input: &RecordBatch, format: &str) {
     std::fs::create_dir_all(dir).unwrap();
     let per_file = input.num_rows() / FILES;
     for file in 0..FILES {
-        let path = dir.join(format!("part-{file}.parquet"));
-        let properties = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(100))
-            .build();
-        let mut writer = ArrowWriter::try_new(
-            std::fs::File::create(path).unwrap(),
-            input.schema(),
-            Some(properties),
-        )
-        .unwrap();
-        writer
-            .write(&input.slice(file * per_file, per_file))
-            .unwrap();
-        writer.close().unwrap();
+        let rows = input.slice(file * per_file, per_file);
+        let out = std::fs::File::create(dir.join(format!("part-{file}.{format}"))).unwrap();
+        match format {
+            "parquet" => {
+                let properties = WriterProperties::builder()
+                    .set_max_row_group_row_count(Some(100))
+                    .build();
+                let mut writer =
+                    ArrowWriter::try_new(out, input.schema(), Some(properties)).unwrap();
+                writer.write(&rows).unwrap();
+                writer.close().unwrap();
+            }
+            "csv" => {
+                let mut writer = udf_core::arrow::csv::Writer::new(out);
+                writer.write(&rows).unwrap();
+            }
+            _ => {
+                let mut writer = udf_core::arrow::json::LineDelimitedWriter::new(out);
+                writer.write(&rows).unwrap();
+                writer.finish().unwrap();
+            }
+        }
     }
 }
 
 /// A session of one partition (its files are read in one order, so each key's rows are)
-/// with `Tally`, `unhurried` and `events` over the files in `dir`, read 50 rows at a time.
-async fn file_session(dir: &Path) -> Session {
+/// with `Tally`, `unhurried` and `events` over the files of `format` in `dir`, read 50 rows
+/// at a time.
+async fn file_session(dir: &Path, format: &str) -> Session {
+    use udf_runtime::datafusion::prelude::{CsvReadOptions, JsonReadOptions, ParquetReadOptions};
+
     let session = crate::support::session_of(1);
     session
         .set_option("datafusion.execution.batch_size", "50")
         .unwrap();
     session.register(Tally).unwrap();
     session.register(unhurried).unwrap();
-    session
-        .sql(&format!(
-            "CREATE EXTERNAL TABLE events STORED AS PARQUET LOCATION '{}/'",
-            dir.display()
-        ))
-        .await
-        .unwrap();
+    let (path, schema) = (format!("{}/", dir.display()), schema());
+    match format {
+        "parquet" => session
+            .register_parquet("events", &path, ParquetReadOptions::new())
+            .await
+            .unwrap(),
+        "csv" => session
+            .register_csv("events", &path, CsvReadOptions::new().schema(&schema))
+            .await
+            .unwrap(),
+        _ => session
+            .register_json(
+                "events",
+                &path,
+                JsonReadOptions::default()
+                    .schema(&schema)
+                    .file_extension(".json"),
+            )
+            .await
+            .unwrap(),
+    }
     session.declare_watermark("events", "ts", Duration::ZERO);
     session
 }
@@ -92,63 +117,75 @@ async fn run(session: &Session, uid: &str) -> Result<Vec<RecordBatch>, String> {
 
 crate::on_both_backends! {
     async fn a_file_scan_stopped_at_a_savepoint_resumes_at_its_file_and_row() {
-        let root = scratch("files");
-        let files = root.join("events");
-        let input = input(ROWS, 13);
-        write_files(&files, &input);
-        let uid = own("files");
-
-        let expected = {
-            let session = file_session(&files).await;
-            by_key(&run(&session, &format!("{uid}-whole")).await.unwrap())
-        };
-        let rows: usize = expected.values().map(Vec::len).sum();
-        assert!(rows > ROWS, "every row and the idle reports: {rows}");
-
-        let session = Arc::new(file_session(&files).await);
-        checkpoint_every(&session, "1 h", &root.join("periodic"));
-        let before = {
-            let (session, uid) = (session.clone(), uid.clone());
-            tokio::spawn(async move { run(&session, &uid).await })
-        };
-        // A third of the way in: the scan is in its second file.
-        tokio::time::sleep(Duration::from_millis(ROWS as u64 / 3)).await;
-        let savepoint = session
-            .stop_with_savepoint(&uid, root.join("savepoints"))
-            .await
-            .unwrap();
-        let before = before.await.unwrap().unwrap();
-        let checkpoint = Checkpoint::find(&savepoint, &uid).unwrap();
-        let label = format!("file://{}/", files.display());
-        let position = checkpoint.position(&label).unwrap();
-        assert!(
-            position > 0 && position < ROWS as u64,
-            "stopped within the input, at {position}"
-        );
-
-        let session = file_session(&files).await;
-        session
-            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
-            .unwrap();
-        let after = run(&session, &uid).await.unwrap();
-        let mut combined = by_key(&before);
-        for (key, rows) in by_key(&after) {
-            combined.entry(key).or_default().extend(rows);
+        for format in ["parquet", "csv", "json"] {
+            stopped_and_restored_over_files(format).await;
         }
-        assert_eq!(combined, expected, "stopped at row {position} of {ROWS}");
-
-        // The files before the one it was reading are gone: a restore says so.
-        let first = files.join("part-0.parquet");
-        std::fs::rename(&first, root.join("moved.parquet")).unwrap();
-        let session = file_session(&files).await;
-        session
-            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
-            .unwrap();
-        let error = run(&session, &uid).await.unwrap_err();
-        assert!(
-            error.contains(&format!("the files of `{label}` changed since the checkpoint")),
-            "{error}"
-        );
-        let _ = std::fs::remove_dir_all(&root);
     }
+}
+
+async fn stopped_and_restored_over_files(format: &str) {
+    let name = format!("files-{format}");
+    let root = scratch(&name);
+    let files = root.join("events");
+    let input = input(ROWS, 13);
+    write_files(&files, &input, format);
+    let uid = own(&name);
+
+    let expected = {
+        let session = file_session(&files, format).await;
+        by_key(&run(&session, &format!("{uid}-whole")).await.unwrap())
+    };
+    let rows: usize = expected.values().map(Vec::len).sum();
+    assert!(rows > ROWS, "every row and the idle reports: {rows}");
+
+    let session = Arc::new(file_session(&files, format).await);
+    checkpoint_every(&session, "1 h", &root.join("periodic"));
+    let before = {
+        let (session, uid) = (session.clone(), uid.clone());
+        tokio::spawn(async move { run(&session, &uid).await })
+    };
+    // A third of the way in: the scan is in its second file.
+    tokio::time::sleep(Duration::from_millis(ROWS as u64 / 3)).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, root.join("savepoints"))
+        .await
+        .unwrap();
+    let before = before.await.unwrap().unwrap();
+    let checkpoint = Checkpoint::find(&savepoint, &uid).unwrap();
+    let label = format!("file://{}/", files.display());
+    let position = checkpoint.position(&label).unwrap();
+    assert!(
+        position > 0 && position < ROWS as u64,
+        "stopped within the input, at {position}"
+    );
+
+    let session = file_session(&files, format).await;
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    let after = run(&session, &uid).await.unwrap();
+    let mut combined = by_key(&before);
+    for (key, rows) in by_key(&after) {
+        combined.entry(key).or_default().extend(rows);
+    }
+    assert_eq!(
+        combined, expected,
+        "{format}: stopped at row {position} of {ROWS}"
+    );
+
+    // The files before the one it was reading are gone: a restore says so.
+    let first = files.join(format!("part-0.{format}"));
+    std::fs::rename(&first, root.join(format!("moved.{format}"))).unwrap();
+    let session = file_session(&files, format).await;
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    let error = run(&session, &uid).await.unwrap_err();
+    assert!(
+        error.contains(&format!(
+            "the files of `{label}` changed since the checkpoint"
+        )),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }
