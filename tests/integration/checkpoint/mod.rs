@@ -144,10 +144,15 @@ pub fn query(uid: &str) -> String {
 
 /// A session of `partitions` processors with `Tally` and a fed `events` table.
 pub fn fed_session(partitions: usize) -> (Session, udf_runtime::Feed) {
+    delayed_session(partitions, Duration::ZERO)
+}
+
+/// `fed_session` with the watermark `delay` behind the largest time seen.
+pub fn delayed_session(partitions: usize, delay: Duration) -> (Session, udf_runtime::Feed) {
     let session = crate::support::session_of(partitions);
     session.register(Tally).unwrap();
     let feed = session.register_feed("events", schema()).unwrap();
-    session.declare_watermark("events", "ts", Duration::ZERO);
+    session.declare_watermark("events", "ts", delay);
     (session, feed)
 }
 
@@ -254,11 +259,22 @@ pub async fn uninterrupted(
     input: &RecordBatch,
     partitions: usize,
 ) -> BTreeMap<String, Vec<Vec<Value>>> {
-    let (session, feed) = fed_session(partitions);
+    uninterrupted_query(input, partitions, &query("{uid}"), Duration::ZERO).await
+}
+
+/// The whole input through `sql` (its uid written `{uid}`) without interruption, the
+/// watermark `delay` behind.
+pub async fn uninterrupted_query(
+    input: &RecordBatch,
+    partitions: usize,
+    sql: &str,
+    delay: Duration,
+) -> BTreeMap<String, Vec<Vec<Value>>> {
+    let (session, feed) = delayed_session(partitions, delay);
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let uid = format!(
         "uninterrupted-{}",
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    by_key(&output_of(&session, feed, &query(&uid), input, 64).await)
+    by_key(&output_of(&session, feed, &sql.replace("{uid}", &uid), input, 64).await)
 }

@@ -8,24 +8,26 @@ use futures::StreamExt;
 
 use super::*;
 
-/// Runs `Tally` over the first `first` rows (in batches of 64) with `partitions.0`
-/// processors, stops it at a savepoint, restores a second query — `query`, with
-/// `partitions.1` processors — from it, sends the rest from the savepoint's position, and
-/// gives both runs' output.
+/// Runs `queries.0` (its uid written `{uid}`) over the first `first` rows (in batches of
+/// 64) with `partitions.0` processors and the watermark `delay` behind, stops it at a
+/// savepoint, restores `queries.1` with `partitions.1` processors from it, sends the rest
+/// from the savepoint's position, and gives both runs' output.
 async fn stopped_and_restored(
     input: &RecordBatch,
     first: usize,
     partitions: (usize, usize),
     name: &str,
-    restored_query: &str,
+    queries: (&str, &str),
+    delay: Duration,
 ) -> (BTreeMap<String, Vec<Vec<Value>>>, Checkpoint) {
+    let (first_query, restored_query) = queries;
     let checkpoints = scratch(name);
     let uid = own(name);
-    let (session, feed) = fed_session(partitions.0);
+    let (session, feed) = delayed_session(partitions.0, delay);
     // Checkpoints on, but none due during the test: only the savepoint is taken.
     checkpoint_every(&session, "1 h", &checkpoints.join("periodic"));
     let mut output = session
-        .sql(&query(&uid))
+        .sql(&first_query.replace("{uid}", &uid))
         .await
         .unwrap()
         .execute_stream()
@@ -63,7 +65,7 @@ async fn stopped_and_restored(
     assert_eq!(stats.last_path.as_deref(), Some(savepoint.as_path()));
     assert!(stats.last_bytes > 0);
 
-    let (session, feed) = fed_session(partitions.1);
+    let (session, feed) = delayed_session(partitions.1, delay);
     session
         .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
         .unwrap();
@@ -103,8 +105,35 @@ crate::on_both_backends! {
             assert_eq!(rows, 3000 + 37 + 7 * 36);
             let name = format!("stop-{}-{}", partitions.0, partitions.1);
             let (combined, savepoint) =
-                stopped_and_restored(&input, first, partitions, &name, &query("{uid}")).await;
+                stopped_and_restored(&input, first, partitions, &name, (&query("{uid}"), &query("{uid}")), Duration::ZERO).await;
             assert!(savepoint.position("events").unwrap() > 0);
+            assert_eq!(combined, expected, "{partitions:?} processors, stopped after {first} rows");
+        }
+    }
+
+    async fn rows_waiting_for_order_by_move_with_their_keys_to_another_processor_count() {
+        let ordered = "SELECT * FROM Tally(input => TABLE events PARTITION BY k ORDER BY ts, on_time => DESCRIPTOR(ts), uid => '{uid}')";
+        // Every tenth row a second late: ORDER BY holds rows back until the watermark passes.
+        let input = input(2000, 23);
+        let ts = input.column(2).as_any().downcast_ref::<udf_core::arrow::array::TimestampMillisecondArray>().unwrap();
+        let shifted: udf_core::arrow::array::TimestampMillisecondArray = ts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t.map(|t| if i % 10 == 0 { t - 1000 } else { t }))
+            .collect::<udf_core::arrow::array::TimestampMillisecondArray>()
+            .with_data_type(udf_core::arrow::array::Array::data_type(ts).clone());
+        let input = RecordBatch::try_new(
+            input.schema(),
+            vec![input.column(0).clone(), input.column(1).clone(), Arc::new(shifted)],
+        )
+        .unwrap();
+        for (partitions, first) in [((2, 3), 1100), ((3, 1), 700)] {
+            // Rows wait for a watermark two seconds behind.
+            let delay = Duration::from_secs(2);
+            let expected = uninterrupted_query(&input, partitions.1, ordered, delay).await;
+            let name = format!("ordered-{}-{}", partitions.0, partitions.1);
+            let (combined, _) =
+                stopped_and_restored(&input, first, partitions, &name, (ordered, ordered), delay).await;
             assert_eq!(combined, expected, "{partitions:?} processors, stopped after {first} rows");
         }
     }
@@ -118,7 +147,9 @@ crate::on_both_backends! {
             1000,
             (2, 2),
             "changed",
-            "SELECT * FROM Tally(input => TABLE (SELECT * FROM events WHERE word <> 'ant') PARTITION BY k, on_time => DESCRIPTOR(ts), uid => '{uid}')",
+            (&query("{uid}"),
+            "SELECT * FROM Tally(input => TABLE (SELECT * FROM events WHERE word <> 'ant') PARTITION BY k, on_time => DESCRIPTOR(ts), uid => '{uid}')"),
+            Duration::ZERO,
         )
         .await;
         let position = savepoint.position("events").unwrap() as usize;

@@ -32,7 +32,6 @@ use super::node::describe;
 use super::router::{Inbox, Router, RouterInput, keys_of_processor};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
-use crate::streaming::state::RestorePart;
 
 #[derive(Debug)]
 pub struct PtfExec {
@@ -370,7 +369,7 @@ impl PtfExec {
                 let keep = keys_of_processor(partition, processors);
                 (0..saved).try_for_each(|index| {
                     let state = restored.state(index)?;
-                    driver.restore_part(&state, RestorePart { index, keep: &keep })
+                    driver.restore_part(&state, index, &keep)
                 })
             };
             restoring.map_err(|error| {

@@ -249,14 +249,7 @@ impl KeyedState {
         }
         let kept = match &part {
             None => None,
-            Some(part) => {
-                if saved.waiting.iter().any(Option::is_some) {
-                    return exec_err!(
-                        "the state snapshot of `{function}` holds rows waiting for ORDER BY, which cannot move to another processor: restore it with as many processors as it was taken with"
-                    );
-                }
-                Some(self.kept_keys(&saved, part)?)
-            }
+            Some(part) => Some(self.kept_keys(&saved, part)?),
         };
         let keep = |key: &[u8]| kept.as_ref().is_none_or(|kept| kept.contains(key));
         for entry in saved.entries {
@@ -319,8 +312,17 @@ impl KeyedState {
                     table + 1
                 );
             };
-            let all: Vec<u32> = (0..batch.num_rows() as u32).collect();
-            sorter.insert(&batch, &all, &rows.times)?;
+            // Of another processor count's snapshot, the rows of this processor's keys.
+            let kept: Vec<u32> = match &part {
+                None => (0..batch.num_rows() as u32).collect(),
+                Some(part) => (part.rows)(table, &batch)?
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, kept)| *kept)
+                    .map(|(row, _)| row as u32)
+                    .collect(),
+            };
+            sorter.insert(&batch, &kept, &rows.times)?;
         }
         Ok(())
     }
@@ -357,6 +359,9 @@ pub struct RestorePart<'a> {
     /// Which (from 0): the first one starts a fresh unit.
     pub index: usize,
     pub keep: &'a KeepKeys<'a>,
+    /// Of rows waiting for ORDER BY of a table argument (by its number), which are this
+    /// processor's.
+    pub rows: &'a dyn Fn(usize, &RecordBatch) -> Result<Vec<bool>>,
 }
 
 fn ipc_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {

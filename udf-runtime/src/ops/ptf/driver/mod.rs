@@ -32,8 +32,8 @@ use super::router::Inbox;
 use crate::checkpoint::barrier::{Barrier, Flow};
 use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
-use crate::streaming::state::KeyedState;
 use crate::streaming::state::disk::items::ViewItems;
+use crate::streaming::state::{KeepKeys, KeyedState, RestorePart};
 use crate::streaming::watermarks::SourceWatermarks;
 
 mod flow;
@@ -676,13 +676,32 @@ impl Driver {
         self.state.restore(snapshot)
     }
 
-    /// Takes this processor's keys of one of the snapshots of a run with another processor
-    /// count (see `KeyedState::restore_part`).
+    /// Takes this processor's keys of snapshot `index` of a run with another processor count
+    /// (see `KeyedState::restore_part`): the keys `keep` picks, and the waiting rows whose
+    /// PARTITION BY values it picks.
     pub(super) fn restore_part(
         &mut self,
         snapshot: &[u8],
-        part: crate::streaming::state::RestorePart<'_>,
+        index: usize,
+        keep: &KeepKeys<'_>,
     ) -> Result<()> {
+        let tables = &self.tables;
+        let rows = |table: usize, batch: &RecordBatch| -> Result<Vec<bool>> {
+            let Some(table) = tables.get(table) else {
+                return internal_err!("rows waiting for table argument {} of none", table + 1);
+            };
+            let keys = table
+                .keys
+                .iter()
+                .map(|key| key.evaluate(batch)?.into_array(batch.num_rows()))
+                .collect::<Result<Vec<_>>>()?;
+            keep(&keys, batch.num_rows())
+        };
+        let part = RestorePart {
+            index,
+            keep,
+            rows: &rows,
+        };
         self.state.restore_part(snapshot, part)
     }
 
