@@ -10,6 +10,14 @@ use udf_core::prelude::*;
 use crate::row;
 use crate::support::{error, events, partitioned_session, rows, session_with_partitions};
 
+/// The row's time and the watermark it is processed under, in milliseconds.
+fn time_and_watermark(ctx: &mut Context) -> Row {
+    let tc = ctx.time_context();
+    let time = tc.time().map(|t| t.timestamp_millis());
+    let watermark = tc.current_watermark().map(|w| w.timestamp_millis());
+    Row::of([time.into(), watermark.into()])
+}
+
 /// Emits the row's time and the watermark it was processed under, in milliseconds.
 #[ptf(name = "Clock")]
 #[data_type("ROW<t BIGINT, wm BIGINT>")]
@@ -19,10 +27,7 @@ fn clock(
     out: &mut Collector<Row>,
 ) {
     let _ = input;
-    let tc = ctx.time_context();
-    let time = tc.time().map(|t| t.timestamp_millis());
-    let watermark = tc.current_watermark().map(|w| w.timestamp_millis());
-    out.collect(Row::of([time.into(), watermark.into()]));
+    out.collect(time_and_watermark(ctx));
 }
 
 /// One processor over `events` a@1000, b@5000, a@3000, b@7000, watermark max - 500 ms,
@@ -348,5 +353,47 @@ crate::on_both_backends! {
             .sql("CREATE TABLE e1 (k VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)")
             .await
             .unwrap();
+    }
+}
+
+/// `Clock` without `require_on_time`: what a call without `on_time` sees.
+#[ptf(name = "Watch")]
+#[data_type("ROW<t BIGINT, wm BIGINT>")]
+fn watch(
+    ctx: &mut Context,
+    #[argument(set_semantic_table, optional_partition_by)] input: Row,
+    out: &mut Collector<Row>,
+) {
+    let _ = input;
+    out.collect(time_and_watermark(ctx));
+}
+
+crate::on_both_backends! {
+    async fn without_on_time_the_declared_watermark_still_reaches_the_function() {
+        let session = four_events_with_clock();
+        session.register(watch).unwrap();
+        // As in Flink: the watermark of the table's time attribute, but no row time and no
+        // `rowtime` column.
+        let sql = "SELECT * FROM Watch(input => TABLE events PARTITION BY k)";
+        assert_eq!(
+            rows(&session, sql).await,
+            vec![
+                row!["a", None::<i64>, None::<i64>],
+                row!["b", None::<i64>, 500_i64],
+                row!["a", None::<i64>, 4500_i64],
+                row!["b", None::<i64>, 4500_i64],
+            ]
+        );
+        // A table without a declared watermark has none.
+        let plain = session_with_partitions(
+            "events",
+            &events(&["a", "b"], &[1000, 5000]),
+            1,
+        );
+        plain.register(watch).unwrap();
+        assert_eq!(
+            rows(&plain, sql).await,
+            vec![row!["a", None::<i64>, None::<i64>], row!["b", None::<i64>, None::<i64>]]
+        );
     }
 }

@@ -318,7 +318,7 @@ impl PtfArguments<'_> {
             }
             None => match order_by {
                 Some(index) => index,
-                None => return Ok(None),
+                None => return Ok(self.declared_watermark(input)),
             },
         };
         let field = schema.field(index);
@@ -367,6 +367,34 @@ impl PtfArguments<'_> {
             delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
             emission: spec.emission,
         }))
+    }
+
+    /// Without `on_time` or ORDER BY, the watermark of the table argument's time column, if
+    /// one column has one declared (as in Flink, the function sees the watermark then, not
+    /// the row times). With several such columns (a join of two tables with watermarks),
+    /// none: there is no one time attribute.
+    fn declared_watermark(&self, input: &LogicalPlan) -> Option<EventTime> {
+        let schema = input.schema();
+        let mut found = (0..schema.fields().len()).filter_map(|index| {
+            let field = schema.field(index);
+            let timestamp = matches!(
+                field.data_type(),
+                ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _)
+            );
+            if !timestamp {
+                return None;
+            }
+            let sources = time_attribute::sources(input, index, self.watermarks);
+            let spec = sources.iter().find_map(|s| s.watermark.clone())?;
+            Some(EventTime {
+                name: field.name().clone(),
+                column: index,
+                delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
+                emission: spec.emission,
+            })
+        });
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
     }
 
     /// A DataFrame call: `inputs` are the table arguments (by name, or `None` for the first
