@@ -4,6 +4,8 @@
 //! that changed is a clear error.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use udf_runtime::Checkpoint;
 use udf_runtime::datafusion::parquet::arrow::ArrowWriter;
@@ -14,12 +16,52 @@ use super::*;
 const ROWS: usize = 1200;
 const FILES: usize = 4;
 
-/// Passes every row, two milliseconds each: the scan's reading takes long enough for a
-/// savepoint to land in the middle of it.
+/// Rows seen by `unhurried`, and whether it holds the scan at row [`HOLD_AT`] until the gate
+/// opens (the savepoint is asked for meanwhile, so it lands there, whatever the machine's
+/// speed).
+static SEEN: AtomicUsize = AtomicUsize::new(0);
+static ARMED: AtomicBool = AtomicBool::new(false);
+static GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+const HOLD_AT: usize = 300;
+
+/// Passes every row, a millisecond each; held at row [`HOLD_AT`] while armed (at most 30 s).
+/// It waits with `block_in_place`: a worker blocked in it hands its other tasks on, or the
+/// checkpoint coordinator, woken there, would wait for the whole scan.
 #[scalar_function]
 fn unhurried(k: &str) -> bool {
-    std::thread::sleep(Duration::from_millis(2));
+    tokio::task::block_in_place(wait_a_little);
     !k.is_empty()
+}
+
+fn wait_a_little() {
+    let seen = SEEN.fetch_add(1, Ordering::SeqCst) + 1;
+    if seen == HOLD_AT && ARMED.load(Ordering::SeqCst) {
+        let (open, opened) = &GATE;
+        let mut open = open.lock().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !*open {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            open = opened.wait_timeout(open, left).unwrap().0;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1));
+}
+
+/// Arms the gate (closed) and counts from nothing.
+fn arm() {
+    SEEN.store(0, Ordering::SeqCst);
+    *GATE.0.lock().unwrap() = false;
+    ARMED.store(true, Ordering::SeqCst);
+}
+
+/// Opens the gate and disarms it.
+fn release() {
+    ARMED.store(false, Ordering::SeqCst);
+    *GATE.0.lock().unwrap() = true;
+    GATE.1.notify_all();
 }
 
 /// `input` as `FILES` files of `format` in `dir` (Parquet in row groups of 100 rows).
@@ -115,8 +157,7 @@ async fn run(session: &Session, uid: &str) -> Result<Vec<RecordBatch>, String> {
     }
 }
 
-// Two workers: `unhurried` blocks the thread it runs on, and the savepoint must be asked
-// for while the scan is under way.
+// Two workers: `unhurried` holds the thread it runs on while the savepoint is asked for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_scan_stopped_at_a_savepoint_resumes_at_its_file_and_row() {
     for format in ["parquet", "csv", "json"] {
@@ -141,16 +182,34 @@ async fn stopped_and_restored_over_files(format: &str) {
 
     let session = Arc::new(file_session(&files, format).await);
     checkpoint_every(&session, "1 h", &root.join("periodic"));
+    arm();
     let before = {
         let (session, uid) = (session.clone(), uid.clone());
         tokio::spawn(async move { run(&session, &uid).await })
     };
-    // A sixth of the way in: the scan is in its first or second file.
-    tokio::time::sleep(Duration::from_millis(ROWS as u64 / 3)).await;
-    let savepoint = session
-        .stop_with_savepoint(&uid, root.join("savepoints"))
-        .await
-        .unwrap();
+    // Held a quarter of the way in (the scan is in its second file): the savepoint is asked
+    // for, then the scan goes on and its barrier follows the rows it is on.
+    let waiting = std::time::Instant::now();
+    while SEEN.load(Ordering::SeqCst) < HOLD_AT && waiting.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let stopping = {
+        let (session, uid, dir) = (session.clone(), uid.clone(), root.join("savepoints"));
+        tokio::spawn(async move { session.stop_with_savepoint(&uid, dir).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    release();
+    let savepoint = match stopping.await.unwrap() {
+        Ok(savepoint) => savepoint,
+        Err(error) => panic!(
+            "{format}: {error}; rows seen {}; the query gave {:?}",
+            SEEN.load(Ordering::SeqCst),
+            before
+                .await
+                .unwrap()
+                .map(|b| b.iter().map(|b| b.num_rows()).sum::<usize>())
+        ),
+    };
     let before = before.await.unwrap().unwrap();
     let checkpoint = Checkpoint::find(&savepoint, &uid).unwrap();
     let label = format!("file://{}/", files.display());

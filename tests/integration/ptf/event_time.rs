@@ -254,7 +254,12 @@ crate::on_both_backends! {
 
 crate::on_both_backends! {
     async fn watermarks_can_be_declared_in_create_table() {
-        let dir = std::env::temp_dir().join(format!("udf-watermark-ddl-{}", std::process::id()));
+        // Both backends run at once: a directory each.
+        let dir = std::env::temp_dir().join(format!(
+            "udf-watermark-ddl-{}-{:?}",
+            std::process::id(),
+            crate::support::test_backend()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("events.csv");
         std::fs::write(
