@@ -201,17 +201,7 @@ where
     }
 
     fn restore_state(&mut self, group: usize, state: &[u8]) -> Result<(), Error> {
-        let unreadable = |what: String| {
-            Error::msg(format!(
-                "the saved accumulator does not read as `{}` (was it saved by another version of the type?): {what}",
-                std::any::type_name::<T::Acc>()
-            ))
-        };
-        let (acc, rest): (T::Acc, _) =
-            postcard::take_from_bytes(state).map_err(|e| unreadable(e.to_string()))?;
-        if !rest.is_empty() {
-            return Err(unreadable(format!("{} bytes are left over", rest.len())));
-        }
+        let acc = crate::ptf::decode::<T::Acc>(state)?;
         self.acc(group);
         self.accs[group] = acc;
         Ok(())

@@ -19,6 +19,7 @@ pub use clock::{ManualClock, ProcessingClock, SystemClock};
 pub use context::{CallInfo, Context, OnTimerContext, TableSemantics, TimeContext};
 pub use function::{ProcessTableFunction, Processor, ProcessorSetup};
 pub use run::{BodyProcessor, ProcessBody, fire, process};
+pub(crate) use state::decode;
 pub use state::{
     EntryStore, ItemStore, KeyedView, ListElements, ListView, MapEntries, MapView, NoState,
     SavedView, StateBackend, StateItem, StateKey, StateStores, StateValue, StoredItem, StoredViews,

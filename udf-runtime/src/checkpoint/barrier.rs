@@ -34,6 +34,25 @@ pub enum Flow {
     Barrier(Barrier),
 }
 
+impl Flow {
+    /// The rows of `flow` as a record batch stream of `schema`, the barriers left out (no
+    /// committing sink reads it).
+    pub fn rows_of(
+        flow: futures::stream::BoxStream<'static, Result<Flow>>,
+        schema: datafusion::arrow::datatypes::SchemaRef,
+    ) -> datafusion::execution::SendableRecordBatchStream {
+        use futures::StreamExt;
+        let batches = flow.filter_map(|flow| {
+            std::future::ready(match flow {
+                Ok(Flow::Rows(batch)) => Some(Ok(batch)),
+                Ok(Flow::Barrier(_)) => None,
+                Err(error) => Some(Err(error)),
+            })
+        });
+        Box::pin(datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, batches))
+    }
+}
+
 /// Where a source stood when it emitted a barrier (the router adds the row times it saw).
 #[derive(Debug, Clone)]
 pub struct SourceAt {
@@ -54,6 +73,18 @@ pub struct Barrier {
     /// rows, each processor once it has done everything (its timers fired at the end).
     pub end: bool,
     pub pending: Arc<Pending>,
+}
+
+impl Barrier {
+    /// Processor `processor` saved `state` for this checkpoint after waiting `alignment` for
+    /// its barriers. The run's last checkpoint (at its end, or a stop) is written before the
+    /// processor goes on to end, so that it is complete when the query's output is; any
+    /// other is written in the background.
+    pub fn saved(&self, processor: usize, state: Vec<u8>, alignment: Duration) {
+        let background = !(self.end || self.stop);
+        self.pending
+            .processor(processor, state, alignment, background);
+    }
 }
 
 impl fmt::Debug for Barrier {
@@ -158,10 +189,9 @@ impl Pending {
 
     /// Processor `processor` saved `state` after waiting `alignment` for its barriers. The
     /// file is written and synced on a blocking thread when `background` (and there is a
-    /// runtime): the processor goes on with the rows after the barrier meanwhile. The last
-    /// checkpoint of a run (at its end, or a stop) is written before the processor ends, so
-    /// that it is complete when the query's output is.
-    pub fn processor(
+    /// runtime): the processor goes on with the rows after the barrier meanwhile (see
+    /// [`Barrier::saved`]).
+    fn processor(
         self: &Arc<Self>,
         processor: usize,
         state: Vec<u8>,
@@ -216,11 +246,7 @@ impl Pending {
     fn close(&self, mut answers: std::sync::MutexGuard<'_, Answers>, outcome: Outcome) {
         if !answers.closed {
             answers.closed = true;
-            let notify = self
-                .on_outcome
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
+            let notify = lock(&self.on_outcome).take();
             if let Some(notify) = notify {
                 notify(self.id, &outcome);
             }

@@ -144,14 +144,6 @@ impl Coordinator {
         self.restored.as_ref()
     }
 
-    /// Processor `processor`'s restored state, if the run restores.
-    pub fn restored_state(&self, processor: usize) -> Result<Option<Vec<u8>>> {
-        self.restored
-            .as_ref()
-            .map(|r| r.state(processor))
-            .transpose()
-    }
-
     /// Called with the manifest of every complete checkpoint.
     pub fn on_complete(&self, hook: OnComplete) {
         lock(&self.on_complete).push(hook);

@@ -38,6 +38,13 @@ impl FileCursor {
     fn set(&self, position: FilePosition) {
         *lock(&self.0) = Some(position);
     }
+
+    /// Rows read of the current file (set when it was opened).
+    fn set_rows(&self, rows: u64) {
+        if let Some(position) = lock(&self.0).as_mut() {
+            position.rows = rows;
+        }
+    }
 }
 
 /// The files `plan` scans, if it is a file scan.
@@ -104,8 +111,6 @@ struct Reading {
     current: Option<SendableRecordBatchStream>,
     index: usize,
     rows: u64,
-    /// The digest of the paths before the current file.
-    before: u32,
     /// Rows of the current file still to pass over (read before the restored checkpoint).
     skip: u64,
 }
@@ -160,7 +165,6 @@ pub fn batches(
         current: None,
         index,
         rows: 0,
-        before: 0,
         skip,
     };
     let stream = futures::stream::try_unfold(reading, |mut reading| async move {
@@ -175,8 +179,7 @@ pub fn batches(
                 let scan = DataSourceExec::from_data_source(one);
                 reading.current = Some(scan.execute(0, reading.context.clone())?);
                 reading.rows = 0;
-                reading.before = digest(&reading.files[..reading.index]);
-                reading.moved();
+                reading.opened();
             }
             let current = reading.current.as_mut().expect("opened above");
             match current.next().await {
@@ -189,7 +192,7 @@ pub fn batches(
                         reading.skip -= skipped;
                         batch = batch.slice(skipped as usize, (rows - skipped) as usize);
                     }
-                    reading.moved();
+                    reading.cursor.set_rows(reading.rows);
                     if batch.num_rows() > 0 {
                         return Ok(Some((batch, reading)));
                     }
@@ -212,14 +215,13 @@ pub fn batches(
 }
 
 impl Reading {
-    /// Tells the cursor where the reading stands now.
-    fn moved(&self) {
-        let file = &self.files[self.index];
+    /// Tells the cursor the file just opened (its rows are counted as they come).
+    fn opened(&self) {
         self.cursor.set(FilePosition {
             index: self.index,
-            path: file.object_meta.location.to_string(),
-            rows: self.rows,
-            before: self.before,
+            path: self.files[self.index].object_meta.location.to_string(),
+            rows: 0,
+            before: digest(&self.files[..self.index]),
         });
     }
 }

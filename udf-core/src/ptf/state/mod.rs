@@ -32,6 +32,7 @@ use crate::{Error, Row};
 pub use items::{ItemStore, StoredItem, save_items};
 pub use memory::{ValueStore, ViewStore};
 pub use stored::StoredViews;
+pub(crate) use stores::decode;
 pub use stores::{EntryStore, NoState, StateStores};
 pub use views::{KeyedView, ListElements, ListView, MapEntries, MapView, SavedView};
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-use datafusion::common::{DataFusionError, Result, internal_err, plan_err};
+use datafusion::common::{Result, internal_err, plan_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{
@@ -29,7 +29,7 @@ use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
-use super::router::{Inbox, Router, RouterInput, keys_of_processor};
+use super::router::{Inbox, Router, RouterInput, restore_processor};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
 
@@ -355,35 +355,18 @@ impl PtfExec {
             disk,
         )?;
         driver.processor = partition;
-        if let Some(coordinator) = &inbox.coordinator
-            && let Some(restored) = coordinator.restored()
-        {
+        if let Some(coordinator) = &inbox.coordinator {
             let processors = self.properties.output_partitioning().partition_count();
-            let saved = restored.manifest.processors.len();
-            let restoring = if saved == processors {
-                coordinator
-                    .restored_state(partition)?
-                    .map_or(Ok(()), |state| driver.restore(&state))
-            } else {
-                // Each processor takes its keys from every saved processor's state.
-                let keep = keys_of_processor(partition, processors);
-                (0..saved).try_for_each(|index| {
-                    let state = restored.state(index)?;
-                    driver.restore_part(&state, index, &keep)
-                })
-            };
-            restoring.map_err(|error| {
-                let error = match error {
-                    DataFusionError::Execution(message) => message,
-                    other => other.to_string(),
-                };
-                DataFusionError::Execution(format!(
-                    "the state of `{}` (uid `{}`) in checkpoint {} does not restore: {error}",
-                    self.call.name,
-                    coordinator.target().uid,
-                    restored.dir.display()
-                ))
-            })?;
+            restore_processor(
+                coordinator,
+                &self.call.name,
+                partition,
+                processors,
+                |state, part| match part {
+                    None => driver.restore(state),
+                    Some((index, keep)) => driver.restore_part(state, index, keep),
+                },
+            )?;
         }
         Ok((driver, inbox))
     }

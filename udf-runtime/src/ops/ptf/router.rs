@@ -36,6 +36,7 @@ use crate::checkpoint::region;
 use crate::checkpoint::source::Messages;
 use crate::session::clock::SessionClock;
 use crate::streaming::event_time::{EventTime, WatermarkEmission};
+use crate::streaming::state::KeepKeys;
 use udf_core::ptf::ProcessingClock;
 
 /// Messages a processor may have waiting before senders slow down (see `gate.rs`).
@@ -504,14 +505,6 @@ impl SourceRouting {
     }
 }
 
-/// The processor of each row by its key's hash, as the rows of every processor in input
-/// order: one index buffer, holding processor 0's rows, then processor 1's, ..., and each
-/// processor's range in it. A counting sort: a pass to count, one to place, no growing.
-///
-/// Both passes walk [`RUNS`] stretches of the rows side by side, each with its own counters:
-/// with one set, consecutive rows of a processor would update the same counter, each update
-/// waiting for the one before. A stretch's rows for a processor are placed after those of
-/// the stretches before it, so input order holds.
 /// The processor of a key's hash: the hash scaled to `0..processors` (a multiply, where `%`
 /// would divide).
 fn processor_of(hash: u64, processors: usize) -> usize {
@@ -535,7 +528,7 @@ fn processors_of_keys(keys: &[ArrayRef], processors: usize) -> Result<Vec<usize>
 
 /// Of some keys (their key columns, and their count for a function without keys), which go
 /// to processor `processor` of `processors` — without keys, every row goes to processor 0.
-pub(crate) fn keys_of_processor(
+fn keys_of_processor(
     processor: usize,
     processors: usize,
 ) -> impl Fn(&[ArrayRef], usize) -> Result<Vec<bool>> {
@@ -550,6 +543,50 @@ pub(crate) fn keys_of_processor(
     }
 }
 
+/// Restores processor `processor` of `processors` (of the stateful operator `name`) from the
+/// checkpoint `coordinator` restores, if any: from its own saved state when the count is the
+/// same (`restore(state, None)`), else from every saved processor's state, keeping the keys
+/// that are now its own (`restore(state, Some((index, keep)))`).
+pub(crate) fn restore_processor(
+    coordinator: &Coordinator,
+    name: &str,
+    processor: usize,
+    processors: usize,
+    mut restore: impl FnMut(&[u8], Option<(usize, &KeepKeys<'_>)>) -> Result<()>,
+) -> Result<()> {
+    let Some(restored) = coordinator.restored() else {
+        return Ok(());
+    };
+    let saved = restored.manifest.processors.len();
+    let restoring = if saved == processors {
+        restored
+            .state(processor)
+            .and_then(|state| restore(&state, None))
+    } else {
+        let keep = keys_of_processor(processor, processors);
+        (0..saved).try_for_each(|index| restore(&restored.state(index)?, Some((index, &keep))))
+    };
+    restoring.map_err(|error| {
+        let error = match error {
+            DataFusionError::Execution(message) => message,
+            other => other.to_string(),
+        };
+        DataFusionError::Execution(format!(
+            "the state of `{name}` (uid `{}`) in checkpoint {} does not restore: {error}",
+            coordinator.target().uid,
+            restored.dir.display()
+        ))
+    })
+}
+
+/// The processor of each row by its key's hash, as the rows of every processor in input
+/// order: one index buffer, holding processor 0's rows, then processor 1's, ..., and each
+/// processor's range in it. A counting sort: a pass to count, one to place, no growing.
+///
+/// Both passes walk [`RUNS`] stretches of the rows side by side, each with its own counters:
+/// with one set, consecutive rows of a processor would update the same counter, each update
+/// waiting for the one before. A stretch's rows for a processor are placed after those of
+/// the stretches before it, so input order holds.
 fn rows_by_processor(
     hashes: &[u64],
     processors: usize,

@@ -11,16 +11,14 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{DataFusionError, Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use super::aggregation::{EmitMode, TableAggregation};
+use super::aggregation::{EmitMode, Output, TableAggregation};
 use super::batches::{output_batch, push};
 use crate::checkpoint::barrier::{Barrier, Flow};
-use crate::checkpoint::coordinator::Coordinator;
 use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Inbox, Router, keys_of_processor};
+use crate::ops::ptf::router::{Inbox, Router, restore_processor};
 
 /// What one partition of the exec runs with.
 pub(super) struct Partition {
@@ -44,14 +42,10 @@ pub(super) fn run(
     context: Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
     let schema = parts.schema.clone();
-    let batches = run_flow(parts, router, partition, context)?.filter_map(|flow| {
-        std::future::ready(match flow {
-            Ok(Flow::Rows(batch)) => Some(Ok(batch)),
-            Ok(Flow::Barrier(_)) => None,
-            Err(error) => Some(Err(error)),
-        })
-    });
-    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
+    Ok(Flow::rows_of(
+        run_flow(parts, router, partition, context)?,
+        schema,
+    ))
 }
 
 /// The changelog with a barrier after the rows of each checkpoint the partition saved — and,
@@ -63,71 +57,37 @@ pub(super) fn run_flow(
     context: Arc<TaskContext>,
 ) -> Result<BoxStream<'static, Result<Flow>>> {
     let inbox = router.inbox(partition, context)?;
-    let Partition {
-        mut aggregation,
-        schema,
-        group_by,
-        args,
-        row_is_struct,
-        mode,
-        name,
-        partitions,
-    } = parts;
+    let mut parts = parts;
     if let Some(coordinator) = &inbox.coordinator {
-        restore(coordinator, &mut aggregation, &name, partition, partitions)?;
+        // Its own groups, or (another partition count) those routed to it from every saved
+        // partition's.
+        let aggregation = &mut parts.aggregation;
+        restore_processor(
+            coordinator,
+            &parts.name,
+            partition,
+            parts.partitions,
+            |state, part| {
+                aggregation
+                    .restore(state, part.map(|(_, keep)| keep))
+                    .map_err(DataFusionError::Execution)
+            },
+        )?;
     }
     let reading = Reading {
         inbox: Some(inbox),
-        aggregation,
         queued: VecDeque::new(),
+        parts,
+        partition,
     };
-    let stream = futures::stream::try_unfold(reading, move |mut reading| {
-        let (group_by, args, schema, name) =
-            (group_by.clone(), args.clone(), schema.clone(), name.clone());
-        async move {
-            loop {
-                if let Some(flow) = reading.queued.pop_front() {
-                    return Ok(Some((flow, reading)));
-                }
-                let Some(messages) = reading.inbox.as_mut() else {
-                    return Ok(None);
-                };
-                let aggregation = &mut reading.aggregation;
-                match messages.next().await {
-                    Some(Ok(Routed::Rows { batch, .. })) => {
-                        if let Some(output) = push(aggregation, &group_by, &args, &batch)?
-                            && !output.kinds.is_empty()
-                        {
-                            let batch = output_batch(&schema, output, row_is_struct, mode)?;
-                            reading.queued.push_back(Flow::Rows(batch));
-                        }
-                    }
-                    Some(Ok(Routed::Checkpoint { barrier, alignment })) => {
-                        if barrier.stop {
-                            // A savepoint that stops the query: no end of input.
-                            reading.inbox = None;
-                        }
-                        save(aggregation, &name, partition, &barrier, alignment);
-                        reading.queued.push_back(Flow::Barrier(barrier));
-                    }
-                    Some(Ok(Routed::End { .. })) => {}
-                    Some(Ok(Routed::Barrier { .. })) => {
-                        return internal_err!("a barrier passed the inbox's alignment");
-                    }
-                    Some(Err(error)) => return Err(error),
-                    None => {
-                        let coordinator = messages.coordinator.clone();
-                        reading.inbox = None;
-                        let output = aggregation.finish().map_err(DataFusionError::Execution)?;
-                        let batch = output_batch(&schema, output, row_is_struct, mode)?;
-                        reading.queued.push_back(Flow::Rows(batch));
-                        // Everything is done: the final checkpoint, after the last rows.
-                        if let Some(barrier) = coordinator.and_then(|c| c.final_barrier()) {
-                            save(aggregation, &name, partition, &barrier, Default::default());
-                            reading.queued.push_back(Flow::Barrier(barrier));
-                        }
-                    }
-                }
+    let stream = futures::stream::try_unfold(reading, |mut reading| async move {
+        loop {
+            if let Some(flow) = reading.queued.pop_front() {
+                return Ok(Some((flow, reading)));
+            }
+            reading.next_message().await?;
+            if reading.inbox.is_none() && reading.queued.is_empty() {
+                return Ok(None);
             }
         }
     });
@@ -137,60 +97,81 @@ pub(super) fn run_flow(
 struct Reading {
     /// `None` once the input ended or stopped.
     inbox: Option<Inbox>,
-    aggregation: TableAggregation,
     /// What goes out next, in order.
     queued: VecDeque<Flow>,
+    parts: Partition,
+    partition: usize,
 }
 
-/// Saves the partition's groups for `barrier`'s checkpoint.
-fn save(
-    aggregation: &mut TableAggregation,
-    name: &str,
-    partition: usize,
-    barrier: &Barrier,
-    alignment: std::time::Duration,
-) {
-    let background = !(barrier.end || barrier.stop);
-    match aggregation.snapshot() {
-        Ok(state) => barrier
-            .pending
-            .processor(partition, state, alignment, background),
-        Err(error) => barrier.pending.fail(format!(
-            "partition {partition} of `{name}` could not save its accumulators: {error}"
-        )),
-    }
-}
-
-/// The groups of the restored checkpoint that are this partition's: its own state when the
-/// partition count is the same, else every saved partition's groups routed here.
-fn restore(
-    coordinator: &Coordinator,
-    aggregation: &mut TableAggregation,
-    name: &str,
-    partition: usize,
-    partitions: usize,
-) -> Result<()> {
-    let Some(restored) = coordinator.restored() else {
-        return Ok(());
-    };
-    let saved = restored.manifest.processors.len();
-    let restoring = if saved == partitions {
-        match restored.state(partition) {
-            Ok(state) => aggregation.restore(&state, None),
-            Err(error) => Err(error.to_string()),
+impl Reading {
+    /// Takes the inbox's next message, queueing what it gives (nothing once the input is over).
+    async fn next_message(&mut self) -> Result<()> {
+        let Some(messages) = self.inbox.as_mut() else {
+            return Ok(());
+        };
+        match messages.next().await {
+            Some(Ok(Routed::Rows { batch, .. })) => {
+                if let Some(output) = push(
+                    &mut self.parts.aggregation,
+                    &self.parts.group_by,
+                    &self.parts.args,
+                    &batch,
+                )? && !output.kinds.is_empty()
+                {
+                    self.queue_rows(output)?;
+                }
+            }
+            Some(Ok(Routed::Checkpoint { barrier, alignment })) => {
+                if barrier.stop {
+                    // A savepoint that stops the query: no end of input.
+                    self.inbox = None;
+                }
+                self.save(&barrier, alignment);
+                self.queued.push_back(Flow::Barrier(barrier));
+            }
+            Some(Ok(Routed::End { .. })) => {}
+            Some(Ok(Routed::Barrier { .. })) => {
+                return internal_err!("a barrier passed the inbox's alignment");
+            }
+            Some(Err(error)) => return Err(error),
+            None => {
+                let coordinator = messages.coordinator.clone();
+                self.inbox = None;
+                let output = self
+                    .parts
+                    .aggregation
+                    .finish()
+                    .map_err(DataFusionError::Execution)?;
+                self.queue_rows(output)?;
+                // Everything is done: the final checkpoint, after the last rows.
+                if let Some(barrier) = coordinator.and_then(|c| c.final_barrier()) {
+                    self.save(&barrier, Default::default());
+                    self.queued.push_back(Flow::Barrier(barrier));
+                }
+            }
         }
-    } else {
-        let keep = keys_of_processor(partition, partitions);
-        (0..saved).try_for_each(|index| {
-            let state = restored.state(index).map_err(|e| e.to_string())?;
-            aggregation.restore(&state, Some(&keep))
-        })
-    };
-    restoring.map_err(|error| {
-        DataFusionError::Execution(format!(
-            "the state of `{name}` (uid `{}`) in checkpoint {} does not restore: {error}",
-            coordinator.target().uid,
-            restored.dir.display()
-        ))
-    })
+        Ok(())
+    }
+
+    fn queue_rows(&mut self, output: Output) -> Result<()> {
+        let batch = output_batch(
+            &self.parts.schema,
+            output,
+            self.parts.row_is_struct,
+            self.parts.mode,
+        )?;
+        self.queued.push_back(Flow::Rows(batch));
+        Ok(())
+    }
+
+    /// Saves the partition's groups for `barrier`'s checkpoint.
+    fn save(&mut self, barrier: &Barrier, alignment: std::time::Duration) {
+        match self.parts.aggregation.snapshot() {
+            Ok(state) => barrier.saved(self.partition, state, alignment),
+            Err(error) => barrier.pending.fail(format!(
+                "partition {} of `{}` could not save its accumulators: {error}",
+                self.partition, self.parts.name
+            )),
+        }
+    }
 }

@@ -85,7 +85,9 @@ impl<'a> Iterator for PairsIter<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.left == 0 {
-            return (!self.rest.is_empty()).then_some(Err("bytes follow the last pair"));
+            // Reported once: the iterator ends after it.
+            let trailing = !std::mem::take(&mut self.rest).is_empty();
+            return trailing.then_some(Err("bytes follow the last pair"));
         }
         self.left -= 1;
         let mut half = || -> Result<&'a [u8], &'static str> {
@@ -158,5 +160,11 @@ mod tests {
         let mut cut = back;
         cut.packed.0.truncate(cut.packed.0.len() - 1);
         assert!(cut.iter().any(|pair| pair.is_err()));
+        // Bytes after the last pair: one error, then the end.
+        let mut longer: Pairs = postcard::from_bytes(&bytes).unwrap();
+        longer.packed.0.push(0);
+        let read: Vec<_> = longer.iter().collect();
+        assert_eq!(read.len(), 4);
+        assert!(read[..3].iter().all(Result::is_ok) && read[3].is_err());
     }
 }

@@ -10,14 +10,7 @@ impl Driver {
         inbox: Inbox,
         schema: SchemaRef,
     ) -> SendableRecordBatchStream {
-        let batches = self.run_flow(inbox).filter_map(|flow| {
-            std::future::ready(match flow {
-                Ok(Flow::Rows(batch)) => Some(Ok(batch)),
-                Ok(Flow::Barrier(_)) => None,
-                Err(error) => Some(Err(error)),
-            })
-        });
-        Box::pin(RecordBatchStreamAdapter::new(schema, batches))
+        Flow::rows_of(self.run_flow(inbox), schema)
     }
 
     /// The processor's output with a barrier after the rows of each checkpoint it saved —
@@ -91,12 +84,7 @@ impl Driver {
     /// it in the output.
     pub(super) fn save(&mut self, barrier: Barrier, alignment: std::time::Duration) {
         match self.state.snapshot() {
-            Ok(state) => {
-                let last = barrier.end || barrier.stop;
-                barrier
-                    .pending
-                    .processor(self.processor, state, alignment, !last)
-            }
+            Ok(state) => barrier.saved(self.processor, state, alignment),
             Err(error) => barrier.pending.fail(format!(
                 "processor {} of `{}` could not save its state: {error}",
                 self.processor, self.call.name

@@ -12,7 +12,6 @@ use datafusion::common::{DataFusionError, Result, exec_err, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use udf_core::ptf::{
@@ -146,7 +145,6 @@ struct TableAdvance {
     current_after: Option<i64>,
 }
 
-/// One processor at work.
 /// Timers firing at `watermark`: those due up to it when it was reached, with ids below
 /// `limit`.
 #[derive(Debug, Clone, Copy)]
@@ -156,6 +154,7 @@ struct FiringUnderWay {
     limit: u64,
 }
 
+/// One processor at work.
 pub(super) struct Driver {
     call: PtfCall,
     /// The inputs, in table-argument order.
