@@ -56,6 +56,14 @@ pub trait GroupAccumulators: Send + Sync {
     /// The encoded accumulator of one group, which stays.
     fn state_group(&mut self, group: usize) -> Result<ArrayRef, GroupFailure>;
 
+    /// The results of the listed groups, in order, which stay (an updating GROUP BY
+    /// evaluates the groups a row changed). A group may be listed more than once.
+    fn evaluate_groups(&mut self, groups: &[usize]) -> Result<ArrayRef, GroupFailure>;
+
+    /// Starts the listed groups over with fresh accumulators (a group that emptied through
+    /// retraction is gone; a later row creates it anew, as Flink creates a new accumulator).
+    fn clear_groups(&mut self, groups: &[usize]);
+
     /// Memory held, in bytes (an estimate: heap data inside accumulators is not counted).
     fn size(&self) -> usize;
 }
@@ -211,6 +219,14 @@ impl<T: AggregateLogic> Groups<T> {
         }
     }
 
+    /// Clones of the listed groups' accumulators, to evaluate together.
+    fn gather(&mut self, groups: &[usize]) -> Vec<T::Acc> {
+        if let Some(&last) = groups.iter().max() {
+            self.grow(last + 1);
+        }
+        groups.iter().map(|&g| self.accs[g].clone()).collect()
+    }
+
     /// `evaluate` of one group, whose failure names it.
     fn evaluate_one(&self, group: usize, acc: &T::Acc) -> Result<ArrayRef, GroupFailure> {
         user_call(|| self.logic.evaluate(std::slice::from_ref(acc), &self.output))
@@ -311,6 +327,32 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
             group: Some(group),
             ..failure
         })
+    }
+
+    fn evaluate_groups(&mut self, groups: &[usize]) -> Result<ArrayRef, GroupFailure> {
+        let accs = self.gather(groups);
+        match user_call(|| self.logic.evaluate(&accs, &self.output)) {
+            Ok(result) => Ok(result),
+            Err(cause) => {
+                let failing = groups
+                    .iter()
+                    .zip(&accs)
+                    .find_map(|(&group, acc)| self.evaluate_one(group, acc).err());
+                Err(failing.unwrap_or(GroupFailure {
+                    cause,
+                    group: None,
+                    accumulator: None,
+                }))
+            }
+        }
+    }
+
+    fn clear_groups(&mut self, groups: &[usize]) {
+        for &group in groups {
+            if let Some(acc) = self.accs.get_mut(group) {
+                *acc = T::Acc::default();
+            }
+        }
     }
 
     fn size(&self) -> usize {

@@ -35,6 +35,15 @@ async fn plans_that_cannot_be_checkpointed_are_refused_naming_the_operator() {
     let error = planning_error(&session, "SELECT * FROM events").await;
     assert!(error.contains("has no process table function"), "{error}");
 
+    // The updating GROUP BY keeps groups that checkpoints do not save yet.
+    let error = planning_error(&session, "SELECT k, COUNT(*) FROM events GROUP BY k").await;
+    assert!(
+        error.contains(
+            "a GROUP BY over a stream or a changelog, whose groups checkpoints do not save yet"
+        ),
+        "{error}"
+    );
+
     session.register_batch("archive", input(10, 2)).unwrap();
     session.declare_watermark("archive", "ts", Duration::ZERO);
     let error = planning_error(

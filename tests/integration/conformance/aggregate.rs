@@ -1,4 +1,4 @@
-//! `over_rows_2_preceding`: a bounded OVER frame calls `retract`.
+//! `over_rows_2_preceding`: a bounded OVER frame calls `retract`. The cases' `WAvg`.
 
 use serde::{Deserialize, Serialize};
 use udf_core::prelude::*;
@@ -6,14 +6,14 @@ use udf_core::prelude::*;
 use super::{check, load, session};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct WAcc {
-    sum: i64,
-    count: i64,
+pub(super) struct WAcc {
+    pub(super) sum: i64,
+    pub(super) count: i64,
 }
 
 /// Weighted average with integer division, with retract and merge.
 #[derive(Clone, Debug, Default)]
-struct WAvg;
+pub(super) struct WAvg;
 
 #[aggregate_function(name = "WAvg", retract, merge)]
 impl WAvg {

@@ -4,6 +4,7 @@
 mod aggregate;
 mod ptf;
 mod scalar;
+mod streaming;
 mod table;
 
 use serde::Deserialize;
@@ -28,6 +29,9 @@ pub struct Case {
 #[derive(Deserialize)]
 pub struct Input {
     pub view_name: String,
+    /// Whether the rows carry their own row kinds (a changelog input).
+    #[serde(default)]
+    pub changelog: bool,
     pub schema: Vec<String>,
     pub rows: Vec<Vec<Json>>,
 }
@@ -123,7 +127,7 @@ fn session_with_partitions(case: &Case, partitions: usize) -> Session {
     support::session_with_partitions(&case.input.view_name, &columns(case), partitions)
 }
 
-/// The case's input as columns.
+/// The case's input as columns (without row kinds).
 fn columns(case: &Case) -> Vec<Column> {
     let names: Vec<String> = case
         .input
@@ -150,10 +154,11 @@ fn columns(case: &Case) -> Vec<Column> {
                 .rows
                 .iter()
                 .map(|row| {
-                    assert_eq!(
-                        row[0], "+I",
-                        "{}: only insert-only input is supported",
-                        case.case
+                    assert!(
+                        case.input.changelog || row[0] == "+I",
+                        "{}: an insert-only input has a row of kind {}",
+                        case.case,
+                        row[0]
                     );
                     value(&row[source + 1], &data_type)
                 })

@@ -30,6 +30,7 @@ use crate::ops::ptf::exec::PtfExec;
 use crate::ops::sink::exec::CommittingSinkExec;
 use crate::ops::sink::sink_input_passes;
 use crate::ops::table_aggregate::exec::TableAggregateExec;
+use crate::ops::updating_aggregate::UpdatingAggregateExec;
 
 #[derive(Debug, Default)]
 pub struct CheckpointedPlans;
@@ -47,10 +48,17 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             return Ok(plan);
         }
         let mut stateful = 0;
+        let mut updating_aggregate = false;
         plan.apply(|node| {
             stateful += usize::from(keeps_state(node.as_ref()));
+            updating_aggregate |= (node.as_ref() as &dyn Any).is::<UpdatingAggregateExec>();
             Ok(TreeNodeRecursion::Continue)
         })?;
+        if updating_aggregate {
+            return plan_err!(
+                "{ON}, but this query has a GROUP BY over a stream or a changelog, whose groups checkpoints do not save yet: a restored run would start them over"
+            );
+        }
         match stateful {
             // A bounded query without one runs as a batch job, which Flink does not
             // checkpoint either.

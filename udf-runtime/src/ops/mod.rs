@@ -1,8 +1,9 @@
 //! The operators DataFusion has no concept of, one folder each with its call, logical node,
 //! exec, SQL binding and DataFrame method: lateral table-function joins, table aggregates,
-//! and process table functions.
+//! process table functions, and the updating GROUP BY over streams and changelogs.
 
 pub mod lateral;
 pub mod ptf;
 pub mod sink;
 pub mod table_aggregate;
+pub mod updating_aggregate;

@@ -15,6 +15,7 @@ use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
+use crate::ops::updating_aggregate::{self, UpdatingAggregateExec, UpdatingAggregateNode};
 
 #[derive(Debug, Default)]
 pub struct UdfExtensionPlanner;
@@ -90,6 +91,23 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                 node.call.clone(),
                 Arc::new(node.schema.as_arrow().clone()),
                 session.config().target_partitions(),
+            ))));
+        }
+        if let Some(node) = node.as_any().downcast_ref::<UpdatingAggregateNode>() {
+            let calls = node
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    let output = node.schema.field(node.group_by.len() + index);
+                    updating_aggregate::call(call, output, &physical, &physical_inputs[0].schema())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Some(Arc::new(UpdatingAggregateExec::new(
+                physical_inputs[0].clone(),
+                physical(&node.group_by)?,
+                calls,
+                Arc::new(node.schema.as_arrow().clone()),
             ))));
         }
         let Some(node) = node.as_any().downcast_ref::<TableAggregateNode>() else {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Field, SchemaRef};
 use datafusion::catalog::{Session as CatalogSession, TableProvider};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, exec_err, internal_err, plan_err};
@@ -29,6 +29,7 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::{Receiver, Sender, channel};
 
+use crate::changelog;
 use crate::checkpoint::barrier::OnComplete;
 use crate::checkpoint::manifest::Manifest;
 
@@ -56,7 +57,7 @@ impl Feed {
     /// Sends rows, waiting while [`FEED_CAPACITY`] batches are unread; an error if their
     /// schema is not the table's or no query reads the table any more.
     pub async fn send(&self, batch: RecordBatch) -> Result<()> {
-        self.check(&batch)?;
+        let batch = self.check(batch)?;
         self.sender
             .send(batch)
             .await
@@ -66,7 +67,7 @@ impl Feed {
     /// [`Feed::send`] without waiting: an error if the feed already holds
     /// [`FEED_CAPACITY`] unread batches.
     pub fn try_send(&self, batch: RecordBatch) -> Result<()> {
-        self.check(&batch)?;
+        let batch = self.check(batch)?;
         self.sender.try_send(batch).map_err(|error| match error {
             TrySendError::Full(_) => DataFusionError::Execution(format!(
                 "the feed is full: {FEED_CAPACITY} batches wait to be read"
@@ -84,15 +85,34 @@ impl Feed {
         self.shared.durable.load(Ordering::Acquire)
     }
 
-    fn check(&self, batch: &RecordBatch) -> Result<()> {
-        if batch.schema().fields() != self.schema.fields() {
+    /// The batch with the table's schema (field metadata, such as the mark of the row-kind
+    /// column, comes from the table), or an error naming what does not match.
+    fn check(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let same = |a: &Field, b: &Field| {
+            a.name() == b.name()
+                && a.data_type() == b.data_type()
+                && a.is_nullable() == b.is_nullable()
+        };
+        let sent = batch.schema();
+        if sent.fields().len() != self.schema.fields().len()
+            || !sent
+                .fields()
+                .iter()
+                .zip(self.schema.fields())
+                .all(|(a, b)| same(a, b))
+        {
             return plan_err!(
                 "the batch's columns {:?} are not the fed table's {:?}",
-                batch.schema().fields(),
+                sent.fields(),
                 self.schema.fields()
             );
         }
-        Ok(())
+        let batch = RecordBatch::try_new(self.schema.clone(), batch.columns().to_vec())?;
+        if let Some(op) = changelog::row_kind_index(&self.schema) {
+            let table = &self.shared.table;
+            changelog::retractions(batch.column(op), &format!("the batch sent to `{table}`"))?;
+        }
+        Ok(batch)
     }
 
     /// Ends the input (dropping every clone of the feed does the same).

@@ -21,6 +21,7 @@ pub mod feed;
 pub mod job_parameters;
 pub mod state_backend;
 
+use crate::changelog::modes::ChangelogModes;
 use crate::checkpoint::config::CheckpointConfig;
 use crate::checkpoint::jobs::Jobs;
 use crate::checkpoint::rule::CheckpointedPlans;
@@ -109,6 +110,8 @@ impl Session {
         // Lateral joins become our node before DataFusion's rules see their outer references.
         let mut analyzer_rules = datafusion::optimizer::Analyzer::new().rules;
         analyzer_rules.insert(0, Arc::new(LateralJoins));
+        // Changelogs are told apart once the plan is typed.
+        analyzer_rules.push(Arc::new(ChangelogModes));
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
@@ -412,6 +415,28 @@ impl Session {
         let (table, feed) = feed::fed_table(name, schema);
         self.context.register_table(name, Arc::new(table))?;
         Ok(feed)
+    }
+
+    /// Registers fed table `name` whose rows are a changelog: `schema`'s columns, then the
+    /// row-kind column `op` (`+I`, `-U`, `+U`, `-D`; see [`crate::changelog`]). Batches
+    /// sent carry all of them; a GROUP BY over the table retracts the `-U` and `-D` rows.
+    pub fn register_changelog_feed(
+        &self,
+        name: &str,
+        schema: udf_core::arrow::datatypes::SchemaRef,
+    ) -> Result<crate::Feed> {
+        if schema
+            .fields()
+            .iter()
+            .any(|f| f.name() == crate::changelog::OP_COLUMN)
+        {
+            return plan_err!(
+                "changelog table `{name}` has a column named `{}`, the name of its row-kind column; rename it",
+                crate::changelog::OP_COLUMN
+            );
+        }
+        let schema = Arc::new(crate::changelog::with_row_kind(&schema));
+        self.register_feed(name, schema)
     }
 
     /// Declares the watermark of `table`'s time column `column`: `max(column seen) - delay`,

@@ -13,7 +13,7 @@ use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 
 use super::udf::AggregateUdf;
 
-pub(super) fn ours(udaf: &AggregateUDF) -> Option<&AggregateUdf> {
+pub(crate) fn ours(udaf: &AggregateUDF) -> Option<&AggregateUdf> {
     (udaf.inner().as_ref() as &dyn Any).downcast_ref::<AggregateUdf>()
 }
 

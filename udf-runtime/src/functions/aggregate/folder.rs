@@ -14,7 +14,7 @@ use crate::functions::binding;
 
 /// The accumulators of one aggregation, with errors and panics turned into query errors that
 /// name the function, the row and its arguments, or the group.
-pub(super) struct Folder {
+pub(crate) struct Folder {
     pub(super) name: String,
     pub(super) spec: Arc<FunctionSpec>,
     pub(super) signature: usize,
@@ -32,13 +32,13 @@ impl std::fmt::Debug for Folder {
 }
 
 #[derive(Clone, Copy)]
-pub(super) enum Fold {
+pub(crate) enum Fold {
     Accumulate,
     Retract,
 }
 
 impl Folder {
-    pub(super) fn fold(
+    pub(crate) fn fold(
         &mut self,
         fold: Fold,
         values: &[ArrayRef],
@@ -72,6 +72,18 @@ impl Folder {
             "aggregate function `{}` {message} (row {row} of the batch, arguments: {values}){key}",
             self.name
         ))
+    }
+
+    /// The results of the listed groups, which stay (an updating GROUP BY).
+    pub(crate) fn evaluate_groups(&mut self, groups: &[usize]) -> Result<ArrayRef> {
+        self.guard("get_value", |accumulators| {
+            accumulators.evaluate_groups(groups)
+        })
+    }
+
+    /// Fresh accumulators for the listed groups (they emptied through retraction).
+    pub(crate) fn clear_groups(&mut self, groups: &[usize]) {
+        self.groups.clear_groups(groups);
     }
 
     /// Keeps the keys of new groups, if the call takes them after its arguments; returns

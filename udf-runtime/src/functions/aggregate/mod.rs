@@ -7,7 +7,7 @@
 
 pub mod capabilities;
 mod distinct;
-mod folder;
+pub mod folder;
 pub mod group_keys;
 pub mod one_phase;
 mod single_group;

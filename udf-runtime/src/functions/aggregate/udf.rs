@@ -68,6 +68,16 @@ impl AggregateUdf {
         }
     }
 
+    /// The accumulators of a GROUP BY over arguments of the given fields, for an operator of
+    /// this crate's own (the updating GROUP BY).
+    pub(crate) fn folder(
+        &self,
+        arg_fields: &[FieldRef],
+        return_field: &FieldRef,
+    ) -> Result<Folder> {
+        self.groups(arg_fields, return_field, None)
+    }
+
     /// The accumulators of a GROUP BY over arguments of the given fields; `keys` keeps the
     /// group keys that errors name (see `group_keys`).
     pub(super) fn groups(

@@ -1,0 +1,94 @@
+//! What cannot read a changelog, and bad changelog input: planning errors naming the
+//! operator or function and where the changelog comes from; row errors naming the row.
+
+use super::{Change, batch_of, changelog_table, schema, session};
+
+/// The planning error of `sql` in a session with changelog table `t` and table `dim`.
+async fn planning_error(sql: &str) -> String {
+    let session = session(1);
+    let _feed = changelog_table(&session);
+    session
+        .register_batch("dim", batch_of(&[("+I", "a", Some(1))], false))
+        .unwrap();
+    let df = session
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}\n{e}"));
+    df.create_physical_plan()
+        .await
+        .map(|_| ())
+        .expect_err(sql)
+        .to_string()
+}
+
+#[tokio::test]
+async fn operators_that_cannot_read_a_changelog_are_planning_errors_naming_them() {
+    let sorted = planning_error("SELECT k, v FROM t ORDER BY v").await;
+    assert!(
+        sorted.contains("Sort: t.v") && sorted.contains("from table `t`"),
+        "{sorted}"
+    );
+    let joined = planning_error(
+        "SELECT s.k, s.n, dim.v FROM (SELECT k, COUNT(*) AS n FROM t GROUP BY k) s JOIN dim ON s.k = dim.k",
+    )
+    .await;
+    assert!(
+        joined.contains("Inner Join") && joined.contains("from table `t`"),
+        "{joined}"
+    );
+    let over = planning_error("SELECT k, SUM(v) OVER (PARTITION BY k) FROM t").await;
+    assert!(
+        over.contains("WindowAggr") && over.contains("cannot read a changelog"),
+        "{over}"
+    );
+}
+
+#[tokio::test]
+async fn aggregates_an_updating_group_by_cannot_compute_are_planning_errors() {
+    let distinct = planning_error("SELECT k, COUNT(DISTINCT v) FROM t GROUP BY k").await;
+    assert!(
+        distinct.contains("DISTINCT aggregates over a stream"),
+        "{distinct}"
+    );
+    let median = planning_error("SELECT k, median(v) FROM t GROUP BY k").await;
+    assert!(
+        median.contains("aggregate function `median` cannot compute an updating GROUP BY"),
+        "{median}"
+    );
+}
+
+#[tokio::test]
+async fn a_row_kind_that_is_not_one_is_an_error_naming_the_row() {
+    let session = session(1);
+    let feed = changelog_table(&session);
+    let rows: [Change; 2] = [("+I", "a", Some(1)), ("+X", "a", Some(2))];
+    let error = feed
+        .send(batch_of(&rows, true))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "row 1 of the batch sent to `t` has row kind `+X`, not one of +I, -U, +U, -D"
+        ),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_changelog_table_with_its_own_op_column_is_refused() {
+    let session = session(1);
+    let with_op = udf_core::arrow::datatypes::Schema::new(vec![
+        schema().field(0).clone(),
+        udf_core::arrow::datatypes::Field::new(
+            "op",
+            udf_core::arrow::datatypes::DataType::Utf8,
+            true,
+        ),
+    ]);
+    let error = session
+        .register_changelog_feed("u", std::sync::Arc::new(with_op))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("has a column named `op`"), "{error}");
+}

@@ -1,0 +1,105 @@
+//! Row kinds: how a changelog travels through a plan.
+//!
+//! Flink tags every row with a kind: `+I` (insert), `-U` (the row before an update), `+U`
+//! (the row after it) and `-D` (delete). DataFusion has no such tag, so here a changelog is
+//! a relation with one more column, `op` (`Utf8`, never NULL, one of the four short forms),
+//! whose Arrow field carries the metadata key [`ROW_KIND_METADATA`]. The metadata, not the
+//! name, marks the column: a user's own column called `op` is an ordinary column.
+//!
+//! A relation with that column is *updating*; one without it is *insert-only*. The analyzer
+//! rule in [`modes`] keeps the column on every projection above an updating relation, turns
+//! a GROUP BY over a stream or a changelog into the updating aggregate, and refuses every
+//! operator that would read an updating input as if it were insert-only.
+
+mod apply;
+pub(crate) mod modes;
+
+pub use apply::materialize;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema};
+use datafusion::common::{DFSchema, Result, exec_err};
+use udf_core::RowKind;
+
+/// The name of the row-kind column.
+pub const OP_COLUMN: &str = "op";
+
+/// The field metadata key that marks the row-kind column.
+pub const ROW_KIND_METADATA: &str = "udf.row_kind";
+
+/// The row-kind column's field: `op STRING NOT NULL`, marked.
+pub fn row_kind_field() -> Field {
+    Field::new(OP_COLUMN, DataType::Utf8, false).with_metadata(HashMap::from([(
+        ROW_KIND_METADATA.to_owned(),
+        "true".to_owned(),
+    )]))
+}
+
+/// Whether `field` is a row-kind column.
+pub fn is_row_kind(field: &Field) -> bool {
+    field.metadata().contains_key(ROW_KIND_METADATA)
+}
+
+/// The position of the row-kind column of an Arrow schema.
+pub fn row_kind_index(schema: &Schema) -> Option<usize> {
+    schema.fields().iter().position(|f| is_row_kind(f))
+}
+
+/// The position of the row-kind column of a logical schema: `Some` for an updating relation.
+pub fn row_kind_column(schema: &DFSchema) -> Option<usize> {
+    schema.fields().iter().position(|f| is_row_kind(f))
+}
+
+/// `schema` with the row-kind column appended: the schema of a changelog of those columns.
+pub fn with_row_kind(schema: &Schema) -> Schema {
+    let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(row_kind_field()));
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// The kind of one short form.
+pub fn parse_kind(short: &str) -> Option<RowKind> {
+    match short {
+        "+I" => Some(RowKind::Insert),
+        "-U" => Some(RowKind::UpdateBefore),
+        "+U" => Some(RowKind::UpdateAfter),
+        "-D" => Some(RowKind::Delete),
+        _ => None,
+    }
+}
+
+/// Reads a row-kind column: for each row, whether it takes back (`-U`, `-D`) rather than
+/// adds (`+I`, `+U`). An error names the row and value that are not a row kind; `what` says
+/// where the column comes from.
+pub fn retractions(column: &ArrayRef, what: &str) -> Result<Vec<bool>> {
+    let Some(kinds) = column.as_string_opt::<i32>() else {
+        return exec_err!(
+            "the row kinds of {what} are {}, not STRING",
+            column.data_type()
+        );
+    };
+    let mut retract = Vec::with_capacity(kinds.len());
+    for row in 0..kinds.len() {
+        let kind = kinds.is_valid(row).then(|| kinds.value(row));
+        match kind.and_then(parse_kind) {
+            Some(kind) => retract.push(!kind.is_addition()),
+            None => {
+                return exec_err!(
+                    "row {row} of {what} has row kind {}, not one of +I, -U, +U, -D",
+                    kind.map_or("NULL".to_owned(), |k| format!("`{k}`"))
+                );
+            }
+        }
+    }
+    Ok(retract)
+}
+
+/// A row-kind column of the given kinds.
+pub fn kinds_array(kinds: impl IntoIterator<Item = RowKind>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(
+        kinds.into_iter().map(RowKind::short),
+    ))
+}

@@ -1,0 +1,145 @@
+//! The aggregate calls of an updating GROUP BY: what each computes from (arguments, FILTER,
+//! result field) and its accumulators, one per group — a project aggregate function's
+//! (`Folder`, so errors name the function, row and group as in a bounded GROUP BY) or a
+//! built-in's (`builtins.rs`).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use datafusion::arrow::datatypes::{FieldRef, Schema};
+use datafusion::common::{Result, exec_err};
+use datafusion::logical_expr::AggregateUDFImpl;
+use datafusion::physical_expr::PhysicalExpr;
+
+use super::aggregator::Aggregator;
+use super::builtins;
+use crate::functions::aggregate::folder::{Fold, Folder};
+use crate::functions::aggregate::udf::AggregateUdf;
+
+/// What computes a call.
+#[derive(Clone, Debug)]
+pub(crate) enum CallFunction {
+    Ours(Arc<AggregateUdf>),
+    /// A built-in, by its lower-case name.
+    BuiltIn(String),
+}
+
+/// One aggregate call of the GROUP BY.
+#[derive(Clone, Debug)]
+pub(crate) struct Call {
+    pub(crate) function: CallFunction,
+    pub(crate) args: Vec<Arc<dyn PhysicalExpr>>,
+    pub(crate) filter: Option<Arc<dyn PhysicalExpr>>,
+    pub(crate) output: FieldRef,
+    pub(crate) arg_fields: Vec<FieldRef>,
+}
+
+impl Call {
+    pub(crate) fn new(
+        function: CallFunction,
+        args: Vec<Arc<dyn PhysicalExpr>>,
+        filter: Option<Arc<dyn PhysicalExpr>>,
+        output: FieldRef,
+        input: &Schema,
+    ) -> Result<Self> {
+        let arg_fields = args
+            .iter()
+            .map(|arg| arg.return_field(input))
+            .collect::<Result<Vec<_>>>()?;
+        let call = Call {
+            function,
+            args,
+            filter,
+            output,
+            arg_fields,
+        };
+        // Planning finds out now whether the call can be computed.
+        call.accumulators()?;
+        Ok(call)
+    }
+
+    /// Empty accumulators for one partition.
+    pub(super) fn accumulators(&self) -> Result<Box<dyn Aggregator>> {
+        match &self.function {
+            CallFunction::Ours(udaf) => Ok(Box::new(udaf.folder(&self.arg_fields, &self.output)?)),
+            CallFunction::BuiltIn(name) => {
+                builtins::accumulators(name, &self.arg_fields, &self.output)
+            }
+        }
+    }
+
+    /// The call's arguments over `batch`, and which rows its FILTER keeps.
+    pub(super) fn evaluate_args(
+        &self,
+        batch: &RecordBatch,
+    ) -> Result<(Vec<ArrayRef>, Option<BooleanArray>)> {
+        let rows = batch.num_rows();
+        let args = self
+            .args
+            .iter()
+            .map(|arg| arg.evaluate(batch)?.into_array(rows))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(predicate) = &self.filter else {
+            return Ok((args, None));
+        };
+        let kept = predicate.evaluate(batch)?.into_array(rows)?;
+        let Some(kept) = kept.as_any().downcast_ref::<BooleanArray>() else {
+            return exec_err!("a FILTER clause gives {}, not BOOLEAN", kept.data_type());
+        };
+        // NULL counts as false.
+        let kept = match kept.nulls() {
+            Some(nulls) => BooleanArray::new(kept.values() & nulls.inner(), None),
+            None => kept.clone(),
+        };
+        Ok((args, Some(kept)))
+    }
+
+    /// The call's name, for errors.
+    pub(super) fn name(&self) -> &str {
+        match &self.function {
+            CallFunction::Ours(udaf) => AggregateUDFImpl::name(udaf.as_ref()),
+            CallFunction::BuiltIn(name) => name,
+        }
+    }
+}
+
+impl Aggregator for Folder {
+    fn fold(
+        &mut self,
+        args: &[ArrayRef],
+        groups: &[usize],
+        add: &BooleanArray,
+        retract: &BooleanArray,
+        total_groups: usize,
+    ) -> Result<()> {
+        if add.true_count() > 0 {
+            Folder::fold(
+                self,
+                Fold::Accumulate,
+                args,
+                groups,
+                Some(add),
+                total_groups,
+            )?;
+        }
+        if retract.true_count() > 0 {
+            Folder::fold(
+                self,
+                Fold::Retract,
+                args,
+                groups,
+                Some(retract),
+                total_groups,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self, groups: &[usize]) -> Result<ArrayRef> {
+        self.evaluate_groups(groups)
+    }
+
+    fn clear(&mut self, groups: &[usize]) {
+        self.clear_groups(groups);
+    }
+}

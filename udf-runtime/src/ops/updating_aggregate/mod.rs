@@ -1,0 +1,18 @@
+//! The updating GROUP BY: a GROUP BY over a stream or a changelog, which emits a changelog
+//! of its results as Flink's `GroupAggFunction` does — `+I` for a new group, `-U` old / `+U`
+//! new when a row changes a group's result, nothing when the result stays the same, `-D`
+//! when retraction empties a group. The logical node and its checks (`node.rs`), the
+//! aggregate calls it computes (`calls.rs`), what it asks of their accumulators
+//! (`aggregator.rs`), the built-ins' accumulators (`builtins.rs`), the per-partition
+//! aggregation row by row in vectorized rounds (`aggregation.rs`) and the exec (`exec.rs`).
+
+mod aggregation;
+mod aggregator;
+mod builtins;
+pub(crate) mod calls;
+pub mod exec;
+pub mod node;
+
+pub use exec::UpdatingAggregateExec;
+pub use node::UpdatingAggregateNode;
+pub(crate) use node::call;
