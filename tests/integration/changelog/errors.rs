@@ -1,4 +1,4 @@
-//! What cannot read a changelog, and bad changelog input: planning errors naming the
+//! What cannot read a changelog (rule 38), and bad changelog input: planning errors naming the
 //! operator or function and where the changelog comes from; row errors naming the row.
 
 use super::{Change, batch_of, changelog_table, schema, session};
@@ -91,4 +91,50 @@ async fn a_changelog_table_with_its_own_op_column_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("has a column named `op`"), "{error}");
+}
+
+/// The updating GROUP BY keeps its groups in memory: with the disk backend chosen it says
+/// so instead of ignoring the choice.
+#[tokio::test]
+async fn the_disk_backend_is_refused_by_the_updating_group_by() {
+    let session = session(1);
+    let _feed = changelog_table(&session);
+    session.set_option("state.backend.type", "fjall").unwrap();
+    let error = session
+        .sql("SELECT k, COUNT(*) FROM t GROUP BY k")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("keeps its groups in memory so far"),
+        "{error}"
+    );
+}
+
+/// A GROUP BY over an insert-only stream is where the changelog a join refuses comes from.
+#[tokio::test]
+async fn an_error_names_the_group_by_that_made_the_changelog() {
+    let session = session(1);
+    let _feed = session.register_feed("s", schema()).unwrap();
+    session
+        .register_batch("dim", batch_of(&[("+I", "a", Some(1))], false))
+        .unwrap();
+    let sql =
+        "SELECT g.k FROM (SELECT k, COUNT(*) AS n FROM s GROUP BY k) g JOIN dim ON g.k = dim.k";
+    let error = session
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("cannot read a changelog")
+            && error.contains("from a GROUP BY over a stream"),
+        "{error}"
+    );
 }

@@ -1,4 +1,4 @@
-//! The updating GROUP BY (rules 26–28 of `docs/semantics.md`).
+//! The updating GROUP BY (rules 36 and 37 of `docs/semantics.md`).
 
 use super::{Change, changelog_table, fed_output, session};
 

@@ -1,5 +1,5 @@
 //! A weighted average as a user-defined aggregate against the same arithmetic in built-in
-//! aggregates, grouped into 1000 groups.
+//! aggregates, grouped into 1000 groups; and over a stream, as an updating GROUP BY.
 
 use serde::{Deserialize, Serialize};
 use udf_core::prelude::*;
@@ -7,6 +7,7 @@ use udf_runtime::Session;
 use udf_runtime::datafusion::error::Result;
 
 use super::{Workload, no_functions};
+use crate::fed::Shape;
 
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct WeightedSum {
@@ -58,5 +59,18 @@ pub const AGG_BUILTIN: Workload = Workload {
     setup: no_functions,
     baseline: None,
     expected_rows: thousand_groups,
+    ..Workload::PLAIN
+};
+
+/// `agg` over an unbounded feed of the same ids: the updating GROUP BY, emitting `+I` for a
+/// key's first row and `-U`/`+U` whenever a row changes its key's average.
+pub const AGG_STREAM: Workload = Workload {
+    name: "agg_stream",
+    sql: "SELECT k, wavg(v, w) FROM (SELECT id % 1000 AS k, id AS v, id % 7 + 1 AS w FROM fed) GROUP BY k",
+    setup: register_wavg,
+    baseline: Some("agg"),
+    // A row that leaves its key's average as it was emits nothing.
+    check_rows: false,
+    fed: Some(("fed", Shape::Ids)),
     ..Workload::PLAIN
 };

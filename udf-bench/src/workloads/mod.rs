@@ -81,6 +81,7 @@ pub const ALL: &[Workload] = &[
     scalar::PASSTHROUGH,
     aggregate::AGG,
     aggregate::AGG_BUILTIN,
+    aggregate::AGG_STREAM,
     table::SPLIT,
     table::SPLIT_BUILTIN,
     asynchronous::ASYNC10,

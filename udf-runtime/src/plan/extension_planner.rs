@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::catalog::Session;
-use datafusion::common::Result;
+use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, UserDefinedLogicalNode, cast};
 use datafusion::physical_plan::ExecutionPlan;
@@ -16,6 +16,7 @@ use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 use crate::ops::updating_aggregate::{self, UpdatingAggregateExec, UpdatingAggregateNode};
+use crate::session::state_backend::{BackendType, StateBackendConfig};
 
 #[derive(Debug, Default)]
 pub struct UdfExtensionPlanner;
@@ -94,6 +95,11 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             ))));
         }
         if let Some(node) = node.as_any().downcast_ref::<UpdatingAggregateNode>() {
+            if StateBackendConfig::of(session.config_options()).backend == BackendType::Fjall {
+                return plan_err!(
+                    "state.backend.type is `fjall` (on disk), but a GROUP BY over a stream or a changelog keeps its groups in memory so far; set it to `hashmap` for this query"
+                );
+            }
             let calls = node
                 .calls
                 .iter()
