@@ -13,3 +13,4 @@ mod shell;
 mod support;
 mod table;
 mod table_aggregate;
+mod window;

@@ -52,7 +52,7 @@ async fn aggregates_an_updating_group_by_cannot_compute_are_planning_errors() {
     );
     let median = planning_error("SELECT k, median(v) FROM t GROUP BY k").await;
     assert!(
-        median.contains("aggregate function `median` cannot compute an updating GROUP BY"),
+        median.contains("aggregate function `median` cannot aggregate a stream or a changelog"),
         "{median}"
     );
 }

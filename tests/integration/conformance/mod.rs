@@ -87,6 +87,13 @@ fn value(json: &Json, data_type: &DataType) -> Value {
         TypeKind::VarChar { .. } | TypeKind::Char { .. } => {
             Value::String(json.as_str().expect("a string").to_owned())
         }
+        // Java's `LocalDateTime.toString()`, which drops zero seconds: `1970-01-01T00:00`.
+        TypeKind::Timestamp { .. } => {
+            let text = json.as_str().expect("a timestamp string");
+            let parsed = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+                .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M"));
+            Value::Timestamp(parsed.unwrap_or_else(|e| panic!("{text}: {e}")))
+        }
         TypeKind::TimestampLtz { .. } => match json {
             Json::String(text) => Value::TimestampLtz(
                 chrono::DateTime::parse_from_rfc3339(text)

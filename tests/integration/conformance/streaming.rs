@@ -191,3 +191,61 @@ async fn group_agg_no_retract_on_changelog_input() {
         "{error}"
     );
 }
+
+/// A window aggregate's output: insert-only rows, compared per key (the case's `per_key`
+/// order: `k`, the third column, is the partition key).
+#[tokio::test]
+async fn tumble_window_udaf() {
+    let case = load("tumble_window_udaf");
+    assert_eq!(case.output.order, "per_key");
+    let (_, expected) = expected(&case);
+    for partitions in [1, 2] {
+        let session = crate::support::session_with_partitions(
+            &case.input.view_name,
+            &columns(&case),
+            partitions,
+        );
+        session.register(WAvg).unwrap();
+        // "after every row: max(ts_ms seen) - 1000 ms"
+        session.declare_watermark(
+            &case.input.view_name,
+            "ts",
+            std::time::Duration::from_millis(1000),
+        );
+        let batches = session
+            .sql(&case.query)
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let actual: Vec<Vec<Value>> = support::batches_to_rows(&batches)
+            .into_iter()
+            .map(|row| {
+                let mut with_kind = vec![Value::String("+I".to_owned())];
+                with_kind.extend(row);
+                with_kind
+            })
+            .collect();
+        let per_key = |rows: &[Vec<Value>]| {
+            let mut keys: Vec<String> = rows.iter().map(|r| r[3].to_string()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .map(|k| {
+                    let of_key: Vec<Vec<Value>> = rows
+                        .iter()
+                        .filter(|r| r[3].to_string() == k)
+                        .cloned()
+                        .collect();
+                    (k, of_key)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            per_key(&actual),
+            per_key(&expected),
+            "{partitions} partitions"
+        );
+    }
+}

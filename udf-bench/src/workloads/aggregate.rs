@@ -74,3 +74,20 @@ pub const AGG_STREAM: Workload = Workload {
     fed: Some(("fed", Shape::Ids)),
     ..Workload::PLAIN
 };
+
+fn register_keyed_wavg(session: &Session) -> Result<()> {
+    super::ptf::register_keyed_times(session, udf_runtime::WatermarkEmission::EveryBatch)?;
+    register_wavg(session)
+}
+
+/// `wavg` per key per 10 s tumbling window over `ptf_timer`'s event-time input (`keyed`:
+/// 10,000 keys, one row per key per window), emitted as the watermark passes each window.
+pub const TUMBLE_AGG: Workload = Workload {
+    name: "tumble_agg",
+    sql: "SELECT window_start, window_end, k, wavg(id, id % 7 + 1) FROM TABLE(TUMBLE(TABLE keyed, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k",
+    setup: register_keyed_wavg,
+    baseline: Some("agg"),
+    // Rows behind the watermark of another input partition are late and dropped.
+    check_rows: false,
+    ..Workload::PLAIN
+};

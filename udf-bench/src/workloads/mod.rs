@@ -82,6 +82,7 @@ pub const ALL: &[Workload] = &[
     aggregate::AGG,
     aggregate::AGG_BUILTIN,
     aggregate::AGG_STREAM,
+    aggregate::TUMBLE_AGG,
     table::SPLIT,
     table::SPLIT_BUILTIN,
     asynchronous::ASYNC10,

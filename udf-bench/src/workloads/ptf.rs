@@ -146,6 +146,13 @@ pub(super) fn register_plain_timeouts(session: &Session) -> Result<()> {
 }
 
 fn register_keyed_timeouts(session: &Session, emission: WatermarkEmission) -> Result<()> {
+    register_keyed_times(session, emission)?;
+    session.register(Timeouts)
+}
+
+/// The view `keyed(k, id, ts)` over `src`: 10,000 keys, `ts` is `id` milliseconds, watermark
+/// `ts - 1 s`.
+pub(super) fn register_keyed_times(session: &Session, emission: WatermarkEmission) -> Result<()> {
     futures::executor::block_on(async {
         session
             .sql("CREATE VIEW keyed AS SELECT id % 10000 AS k, id, to_timestamp_millis(id) AS ts FROM src")
@@ -154,7 +161,7 @@ fn register_keyed_timeouts(session: &Session, emission: WatermarkEmission) -> Re
             .await
     })?;
     session.declare_watermark_with("keyed", "ts", std::time::Duration::from_secs(1), emission);
-    session.register(Timeouts)
+    Ok(())
 }
 
 #[derive(Clone, Debug, SqlRow)]

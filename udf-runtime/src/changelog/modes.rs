@@ -1,8 +1,10 @@
 //! Which relations of a plan are changelogs, and what may read them (Flink's changelog
 //! modes). An analyzer rule, run after DataFusion's, bottom up:
 //!
-//! - a GROUP BY over a stream (a fed table or another unbounded table) or over a changelog
-//!   becomes the updating aggregate, whose output is a changelog;
+//! - a GROUP BY `window_start, window_end, ...` over a window table function becomes a window
+//!   aggregate (insert-only: each window's rows once);
+//! - any other GROUP BY over a stream (a fed table or another unbounded table) or over a
+//!   changelog becomes the updating aggregate, whose output is a changelog;
 //! - a projection over a changelog keeps its row-kind column (appended when not selected);
 //! - filters and aliases pass a changelog through unchanged, as Flink filters each row;
 //! - any other operator over a changelog is a planning error naming it: it would read `-U`
@@ -22,6 +24,7 @@ use datafusion::optimizer::AnalyzerRule;
 
 use super::{OP_COLUMN, row_kind_column};
 use crate::ops::updating_aggregate::UpdatingAggregateNode;
+use crate::ops::window::WindowAggregateNode;
 use crate::session::feed::FeedTable;
 
 #[derive(Debug, Default)]
@@ -44,9 +47,21 @@ pub fn updating(plan: &LogicalPlan) -> bool {
 
 fn rewrite(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     match plan {
-        LogicalPlan::Aggregate(aggregate)
-            if updating(&aggregate.input) || streaming(&aggregate.input) =>
-        {
+        LogicalPlan::Aggregate(aggregate) if !updating(&aggregate.input) => {
+            match WindowAggregateNode::of(&aggregate)? {
+                Some(node) => Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                    node: Arc::new(node),
+                }))),
+                None if streaming(&aggregate.input) => {
+                    let node = UpdatingAggregateNode::try_new(aggregate)?;
+                    Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                        node: Arc::new(node),
+                    })))
+                }
+                None => Ok(Transformed::no(LogicalPlan::Aggregate(aggregate))),
+            }
+        }
+        LogicalPlan::Aggregate(aggregate) => {
             let node = UpdatingAggregateNode::try_new(aggregate)?;
             Ok(Transformed::yes(LogicalPlan::Extension(Extension {
                 node: Arc::new(node),

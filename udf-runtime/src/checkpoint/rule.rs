@@ -31,6 +31,7 @@ use crate::ops::sink::exec::CommittingSinkExec;
 use crate::ops::sink::sink_input_passes;
 use crate::ops::table_aggregate::exec::TableAggregateExec;
 use crate::ops::updating_aggregate::UpdatingAggregateExec;
+use crate::ops::window::WindowAggregateExec;
 
 #[derive(Debug, Default)]
 pub struct CheckpointedPlans;
@@ -49,11 +50,19 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
         }
         let mut stateful = 0;
         let mut updating_aggregate = false;
+        let mut window_aggregate = false;
         plan.apply(|node| {
             stateful += usize::from(keeps_state(node.as_ref()));
-            updating_aggregate |= (node.as_ref() as &dyn Any).is::<UpdatingAggregateExec>();
+            let any = node.as_ref() as &dyn Any;
+            updating_aggregate |= any.is::<UpdatingAggregateExec>();
+            window_aggregate |= any.is::<WindowAggregateExec>();
             Ok(TreeNodeRecursion::Continue)
         })?;
+        if window_aggregate {
+            return plan_err!(
+                "{ON}, but this query has a window aggregate, whose open windows checkpoints do not save yet: a restored run would lose them"
+            );
+        }
         if updating_aggregate {
             return plan_err!(
                 "{ON}, but this query has a GROUP BY over a stream or a changelog, whose groups checkpoints do not save yet: a restored run would start them over"

@@ -1,9 +1,10 @@
 //! The operators DataFusion has no concept of, one folder each with its call, logical node,
 //! exec, SQL binding and DataFrame method: lateral table-function joins, table aggregates,
-//! process table functions, and the updating GROUP BY over streams and changelogs.
+//! process table functions, the updating GROUP BY over streams and changelogs, and windows.
 
 pub mod lateral;
 pub mod ptf;
 pub mod sink;
 pub mod table_aggregate;
 pub mod updating_aggregate;
+pub mod window;

@@ -16,6 +16,7 @@ use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 use crate::ops::updating_aggregate::{self, UpdatingAggregateExec, UpdatingAggregateNode};
+use crate::ops::window::{WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode};
 use crate::session::state_backend::{BackendType, StateBackendConfig};
 
 #[derive(Debug, Default)]
@@ -94,12 +95,38 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                 session.config().target_partitions(),
             ))));
         }
+        if let Some(node) = node.as_any().downcast_ref::<WindowTvfNode>() {
+            return Ok(Some(Arc::new(WindowTvfExec::new(
+                physical_inputs[0].clone(),
+                node.window,
+                node.time.column,
+                Arc::new(node.schema.as_arrow().clone()),
+            ))));
+        }
+        if let Some(node) = node.as_any().downcast_ref::<WindowAggregateNode>() {
+            groups_in_memory(session, "a window aggregate")?;
+            let calls = node
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    let output = node.schema.field(node.layout.len() + index);
+                    updating_aggregate::call(call, output, &physical, &physical_inputs[0].schema())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Some(Arc::new(WindowAggregateExec::new(
+                physical_inputs[0].clone(),
+                node.window,
+                node.time.clone(),
+                physical(&node.keys)?,
+                node.layout.clone(),
+                calls,
+                Arc::new(node.schema.as_arrow().clone()),
+                session.config().target_partitions(),
+            ))));
+        }
         if let Some(node) = node.as_any().downcast_ref::<UpdatingAggregateNode>() {
-            if StateBackendConfig::of(session.config_options()).backend == BackendType::Fjall {
-                return plan_err!(
-                    "state.backend.type is `fjall` (on disk), but a GROUP BY over a stream or a changelog keeps its groups in memory so far; set it to `hashmap` for this query"
-                );
-            }
+            groups_in_memory(session, "a GROUP BY over a stream or a changelog")?;
             let calls = node
                 .calls
                 .iter()
@@ -130,4 +157,15 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             Arc::new(node.schema.as_arrow().clone()),
         ))))
     }
+}
+
+/// Refuses the disk backend for an operator whose groups stay in memory, rather than
+/// ignoring the choice.
+fn groups_in_memory(session: &dyn Session, operator: &str) -> Result<()> {
+    if StateBackendConfig::of(session.config_options()).backend == BackendType::Fjall {
+        return plan_err!(
+            "state.backend.type is `fjall` (on disk), but {operator} keeps its groups in memory so far; set it to `hashmap` for this query"
+        );
+    }
+    Ok(())
 }

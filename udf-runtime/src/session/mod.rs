@@ -34,6 +34,7 @@ use crate::ops::lateral::{
 use crate::ops::ptf::ProcessTableCall;
 use crate::ops::table_aggregate::TableAggregateCall;
 use crate::ops::table_aggregate::aggregation::EmitMode;
+use crate::ops::window::binding::WindowTvfPlanner;
 use crate::plan::dialect::UdfDialect;
 use crate::plan::query_planner::UdfQueryPlanner;
 use crate::plan::relation_planner::TableArgumentPlanner;
@@ -122,6 +123,9 @@ impl Session {
             .with_physical_optimizer_rules(physical_optimizer_rules())
             .with_analyzer_rules(analyzer_rules)
             .with_relation_planners(vec![
+                Arc::new(WindowTvfPlanner {
+                    watermarks: watermarks.clone(),
+                }),
                 Arc::new(TableArgumentPlanner {
                     catalog: catalog.clone(),
                     metrics: metrics.clone(),

@@ -1,12 +1,13 @@
-//! What an updating GROUP BY asks of one aggregate call's accumulators.
+//! What the runtime's own aggregations (the updating GROUP BY, window aggregates) ask of
+//! one aggregate call's accumulators.
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray};
 use datafusion::common::Result;
 
 /// The accumulators of one call, for every group of a partition.
-pub(super) trait Aggregator: Send {
-    /// Folds rows into their groups, each group named at most once: rows where `add` is true
-    /// are accumulated, rows where `retract` is true taken back.
+pub(crate) trait Aggregator: Send {
+    /// Folds rows into their groups, in row order: rows where `add` is true are
+    /// accumulated, rows where `retract` is true taken back.
     fn fold(
         &mut self,
         args: &[ArrayRef],

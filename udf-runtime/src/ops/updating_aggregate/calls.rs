@@ -59,7 +59,7 @@ impl Call {
     }
 
     /// Empty accumulators for one partition.
-    pub(super) fn accumulators(&self) -> Result<Box<dyn Aggregator>> {
+    pub(crate) fn accumulators(&self) -> Result<Box<dyn Aggregator>> {
         match &self.function {
             CallFunction::Ours(udaf) => Ok(Box::new(udaf.folder(&self.arg_fields, &self.output)?)),
             CallFunction::BuiltIn(name) => {
@@ -69,7 +69,7 @@ impl Call {
     }
 
     /// The call's arguments over `batch`, and which rows its FILTER keeps.
-    pub(super) fn evaluate_args(
+    pub(crate) fn evaluate_args(
         &self,
         batch: &RecordBatch,
     ) -> Result<(Vec<ArrayRef>, Option<BooleanArray>)> {
@@ -95,7 +95,7 @@ impl Call {
     }
 
     /// The call's name, for errors.
-    pub(super) fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match &self.function {
             CallFunction::Ours(udaf) => AggregateUDFImpl::name(udaf.as_ref()),
             CallFunction::BuiltIn(name) => name,

@@ -7,7 +7,7 @@
 //! aggregation row by row in vectorized rounds (`aggregation.rs`) and the exec (`exec.rs`).
 
 mod aggregation;
-mod aggregator;
+pub(crate) mod aggregator;
 mod builtins;
 pub(crate) mod calls;
 pub mod exec;

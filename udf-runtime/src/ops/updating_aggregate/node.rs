@@ -43,9 +43,7 @@ impl UpdatingAggregateNode {
                 "GROUPING SETS, CUBE and ROLLUP over a stream or a changelog are not supported: group by plain keys"
             );
         }
-        for call in &aggregate.aggr_expr {
-            check_call(call, updating)?;
-        }
+        check_calls(&aggregate.aggr_expr, updating)?;
         let mut fields: Vec<_> = aggregate
             .schema
             .iter()
@@ -71,6 +69,11 @@ pub(crate) fn aggregate_function(call: &Expr) -> Result<&AggregateFunction> {
     }
 }
 
+/// Whether the runtime's own aggregations compute `calls` (with `retract` when `updating`).
+pub(crate) fn check_calls(calls: &[Expr], updating: bool) -> Result<()> {
+    calls.iter().try_for_each(|call| check_call(call, updating))
+}
+
 fn check_call(call: &Expr, updating: bool) -> Result<()> {
     let function = aggregate_function(call)?;
     let name = function.func.name();
@@ -94,7 +97,7 @@ fn check_call(call: &Expr, updating: bool) -> Result<()> {
     }
     if !BUILT_INS.contains(&name.to_ascii_lowercase().as_str()) {
         return plan_err!(
-            "aggregate function `{name}` cannot compute an updating GROUP BY (over a stream or a changelog); the built-ins that can are COUNT, SUM, AVG, MIN and MAX, and every aggregate function of this project"
+            "aggregate function `{name}` cannot aggregate a stream or a changelog; the built-ins that can are COUNT, SUM, AVG, MIN and MAX, and every aggregate function of this project can"
         );
     }
     Ok(())

@@ -1,0 +1,256 @@
+//! `WindowAggregateExec`: a window aggregate over its input partitions. The rows are routed
+//! by the GROUP BY keys with the watermark of their input partition (the PTFs' router), so
+//! each processor knows the watermark before every row even where DataFusion's
+//! repartitioning would have lost it.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Result, exec_err, internal_err};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+};
+
+use super::aggregate_node::GroupColumn;
+use super::panes::WindowAggregation;
+use super::spec::WindowKind;
+use crate::ops::ptf::routed::Routed;
+use crate::ops::ptf::router::{Inbox, Router, RouterInput};
+use crate::ops::updating_aggregate::calls::Call;
+use crate::streaming::event_time::EventTime;
+
+#[derive(Debug)]
+pub struct WindowAggregateExec {
+    input: Arc<dyn ExecutionPlan>,
+    window: WindowKind,
+    time: EventTime,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    layout: Arc<[GroupColumn]>,
+    calls: Arc<[Call]>,
+    schema: SchemaRef,
+    router: Arc<Router>,
+    metrics: ExecutionPlanMetricsSet,
+    properties: Arc<PlanProperties>,
+}
+
+impl WindowAggregateExec {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        input: Arc<dyn ExecutionPlan>,
+        window: WindowKind,
+        time: EventTime,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        layout: Vec<GroupColumn>,
+        calls: Vec<Call>,
+        schema: SchemaRef,
+        target_partitions: usize,
+    ) -> Self {
+        let processors = if keys.is_empty() {
+            1
+        } else {
+            target_partitions.max(1)
+        };
+        let router = Router::new(
+            vec![RouterInput {
+                plan: input.clone(),
+                keys: keys.clone(),
+                event_time: Some(time.clone()),
+            }],
+            processors,
+            false,
+            None,
+        );
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(processors),
+            EmissionType::Incremental,
+            input.boundedness(),
+        ));
+        WindowAggregateExec {
+            input,
+            window,
+            time,
+            keys,
+            layout: layout.into(),
+            calls: calls.into(),
+            schema,
+            router: Arc::new(router),
+            metrics: ExecutionPlanMetricsSet::new(),
+            properties,
+        }
+    }
+
+    fn processors(&self) -> usize {
+        self.properties.output_partitioning().partition_count()
+    }
+}
+
+impl DisplayAs for WindowAggregateExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
+        let calls: Vec<String> = self
+            .calls
+            .iter()
+            .map(|call| {
+                let args: Vec<String> = call.args.iter().map(ToString::to_string).collect();
+                format!("{}({})", call.name(), args.join(", "))
+            })
+            .collect();
+        write!(
+            f,
+            "WindowAggregateExec: {} on {} (watermark {} - {} ms), groupBy=[{}], aggr=[{}]",
+            self.window,
+            self.time.name,
+            self.time.name,
+            self.time.delay_millis,
+            keys.join(", "),
+            calls.join(", ")
+        )
+    }
+}
+
+impl ExecutionPlan for WindowAggregateExec {
+    fn name(&self) -> &str {
+        "WindowAggregateExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        let exprs = self
+            .calls
+            .iter()
+            .flat_map(|c| c.args.iter().chain(&c.filter));
+        apply_expression_roots(self.keys.iter().chain(exprs), f)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return internal_err!("WindowAggregateExec takes one input");
+        }
+        Ok(Arc::new(WindowAggregateExec::new(
+            children.swap_remove(0),
+            self.window,
+            self.time.clone(),
+            self.keys.clone(),
+            self.layout.to_vec(),
+            self.calls.to_vec(),
+            self.schema.clone(),
+            self.processors(),
+        )))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
+        let inbox = self.router.inbox(partition, context)?;
+        let aggregation = WindowAggregation::new(
+            self.window,
+            self.keys.clone(),
+            &self.input.schema(),
+            self.calls.clone(),
+            self.layout.clone(),
+            self.schema.clone(),
+            inbox.sources.iter().sum(),
+            late,
+        )?;
+        let state = Processor {
+            inbox,
+            aggregation,
+            ready: VecDeque::new(),
+            done: false,
+        };
+        let stream = futures::stream::unfold(state, |mut state| async move {
+            let batch = state.next().await?;
+            Some((batch, state))
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            stream,
+        )))
+    }
+}
+
+/// One processor at work: its inbox, its windows, and the fired rows not yet handed on.
+struct Processor {
+    inbox: Inbox,
+    aggregation: WindowAggregation,
+    ready: VecDeque<RecordBatch>,
+    done: bool,
+}
+
+impl Processor {
+    async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        loop {
+            if let Some(batch) = self.ready.pop_front() {
+                return Some(Ok(batch));
+            }
+            if self.done {
+                return None;
+            }
+            let fired = match self.inbox.next().await {
+                None => {
+                    self.done = true;
+                    continue;
+                }
+                Some(Err(error)) => Err(error),
+                Some(Ok(Routed::Rows {
+                    source,
+                    batch,
+                    times: Some(times),
+                    before: Some(before),
+                    after,
+                    ..
+                })) => self
+                    .aggregation
+                    .rows(source, &batch, &times, &before, after),
+                Some(Ok(Routed::Rows { .. })) => {
+                    exec_err!("a window aggregate's rows came without their times")
+                }
+                Some(Ok(Routed::End { source })) => self.aggregation.end(source),
+                Some(Ok(Routed::Barrier { .. } | Routed::Checkpoint { .. })) => {
+                    exec_err!("a window aggregate does not take part in checkpoints yet")
+                }
+            };
+            match fired {
+                Ok(fired) => self.ready.extend(fired),
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+}

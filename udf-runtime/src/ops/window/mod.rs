@@ -1,0 +1,19 @@
+//! Windows: Flink's window table functions `TUMBLE`, `HOP` and `CUMULATE` in FROM
+//! (`binding.rs`, which windows a time holds in `spec.rs`), as a relation of their own
+//! (`tvf_node.rs`, `tvf_exec.rs`) and, grouped by `window_start, window_end`, as a window
+//! aggregate that emits each window once when the watermark passes its end
+//! (`aggregate_node.rs`, `aggregate_exec.rs`, the open windows of one processor in
+//! `panes.rs`).
+
+pub mod aggregate_exec;
+pub mod aggregate_node;
+pub mod binding;
+mod panes;
+pub mod spec;
+pub mod tvf_exec;
+pub mod tvf_node;
+
+pub use aggregate_exec::WindowAggregateExec;
+pub use aggregate_node::WindowAggregateNode;
+pub use tvf_exec::WindowTvfExec;
+pub use tvf_node::WindowTvfNode;

@@ -1,0 +1,260 @@
+//! One processor of a window aggregate: the open windows with their groups' accumulators,
+//! filled as rows arrive and emitted when the watermark passes their end.
+//!
+//! Rows are checked and assigned one by one — a row whose slice has fired is late and
+//! dropped; otherwise it joins each of its windows — but folded in runs: a run ends only
+//! where the watermark reaches the end of an open window, so windows fire before the rows
+//! after that point, as in Flink, while the rows between are folded per window at once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, RecordBatch, TimestampMillisecondArray, UInt32Array,
+};
+use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::common::Result;
+use datafusion::logical_expr::EmitTo;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
+use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::metrics::Count;
+
+use super::aggregate_node::GroupColumn;
+use super::spec::WindowKind;
+use crate::ops::updating_aggregate::aggregator::Aggregator;
+use crate::ops::updating_aggregate::calls::Call;
+use crate::streaming::watermarks::SourceWatermarks;
+
+/// A window: `[start, end)`, ordered by end so the earliest to fire comes first.
+type Window = (i64, i64);
+
+/// One open window's groups.
+struct Pane {
+    keys: Option<Box<dyn GroupValues>>,
+    accumulators: Vec<Box<dyn Aggregator>>,
+    groups: usize,
+}
+
+pub(super) struct WindowAggregation {
+    window: WindowKind,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    key_schema: SchemaRef,
+    calls: Arc<[Call]>,
+    layout: Arc<[GroupColumn]>,
+    schema: SchemaRef,
+    /// Open windows by (end, start).
+    panes: BTreeMap<(i64, i64), Pane>,
+    watermarks: SourceWatermarks,
+    late: Count,
+}
+
+/// A batch's columns as the aggregation reads them.
+struct Columns {
+    keys: Vec<ArrayRef>,
+    /// Each call's arguments and FILTER.
+    calls: Vec<(Vec<ArrayRef>, Option<BooleanArray>)>,
+}
+
+impl WindowAggregation {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        window: WindowKind,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        input: &Schema,
+        calls: Arc<[Call]>,
+        layout: Arc<[GroupColumn]>,
+        schema: SchemaRef,
+        sources: usize,
+        late: Count,
+    ) -> Result<Self> {
+        let key_fields = keys
+            .iter()
+            .map(|k| k.return_field(input))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(WindowAggregation {
+            window,
+            keys,
+            key_schema: Arc::new(Schema::new(key_fields)),
+            calls,
+            layout,
+            schema,
+            panes: BTreeMap::new(),
+            watermarks: SourceWatermarks::new(sources),
+            late,
+        })
+    }
+
+    /// Rows from `source` with their times and the watermark before each, then the
+    /// watermark after them; the rows of the windows that fired.
+    pub(super) fn rows(
+        &mut self,
+        source: usize,
+        batch: &RecordBatch,
+        times: &[i64],
+        before: &[Option<i64>],
+        after: Option<i64>,
+    ) -> Result<Vec<RecordBatch>> {
+        let rows = batch.num_rows();
+        let columns = Columns {
+            keys: self
+                .keys
+                .iter()
+                .map(|k| k.evaluate(batch)?.into_array(rows))
+                .collect::<Result<_>>()?,
+            calls: self
+                .calls
+                .iter()
+                .map(|call| call.evaluate_args(batch))
+                .collect::<Result<_>>()?,
+        };
+        let mut fired = Vec::new();
+        let mut run: HashMap<Window, Vec<u32>> = HashMap::new();
+        let mut windows = Vec::new();
+        // The earliest end − 1 of an open window or one of this run: the watermark there
+        // ends the run.
+        let mut next_fire = self.next_fire();
+        for row in 0..rows {
+            if let Some(watermark) = before[row] {
+                self.watermarks.advance(source, watermark);
+            }
+            let watermark = self.watermarks.current();
+            if let Some(watermark) = watermark
+                && watermark >= next_fire
+            {
+                self.fold(&columns, std::mem::take(&mut run))?;
+                fired.extend(self.fire(watermark)?);
+                next_fire = self.next_fire();
+            }
+            let time = times[row];
+            if watermark.is_some_and(|w| self.window.slice_end(time) - 1 <= w) {
+                self.late.add(1);
+                continue;
+            }
+            self.window.windows(time, &mut windows);
+            for &(start, end) in &windows {
+                run.entry((start, end)).or_default().push(row as u32);
+                next_fire = next_fire.min(end - 1);
+            }
+        }
+        self.fold(&columns, run)?;
+        if let Some(watermark) = after {
+            self.watermarks.advance(source, watermark);
+        }
+        if let Some(watermark) = self.watermarks.current() {
+            fired.extend(self.fire(watermark)?);
+        }
+        Ok(fired)
+    }
+
+    /// `source` ended (its watermark is +∞); the rows of the windows that fired.
+    pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+        self.watermarks.end(source);
+        match self.watermarks.current() {
+            Some(watermark) => self.fire(watermark),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn next_fire(&self) -> i64 {
+        self.panes
+            .keys()
+            .next()
+            .map_or(i64::MAX, |(end, _)| end - 1)
+    }
+
+    /// Folds a run's rows into their windows.
+    fn fold(&mut self, columns: &Columns, run: HashMap<Window, Vec<u32>>) -> Result<()> {
+        for ((start, end), rows) in run {
+            let rows = UInt32Array::from(rows);
+            let pane = match self.panes.entry((end, start)) {
+                std::collections::btree_map::Entry::Occupied(pane) => pane.into_mut(),
+                std::collections::btree_map::Entry::Vacant(slot) => slot.insert(Pane {
+                    keys: if self.keys.is_empty() {
+                        None
+                    } else {
+                        Some(new_group_values(
+                            self.key_schema.clone(),
+                            &GroupOrdering::None,
+                        )?)
+                    },
+                    accumulators: self
+                        .calls
+                        .iter()
+                        .map(Call::accumulators)
+                        .collect::<Result<_>>()?,
+                    groups: 0,
+                }),
+            };
+            let mut groups = Vec::with_capacity(rows.len());
+            match &mut pane.keys {
+                Some(keys) => {
+                    let taken = columns
+                        .keys
+                        .iter()
+                        .map(|k| Ok(take(k, &rows, None)?))
+                        .collect::<Result<Vec<_>>>()?;
+                    keys.intern(&taken, &mut groups)?;
+                    pane.groups = keys.len();
+                }
+                None => {
+                    groups.resize(rows.len(), 0);
+                    pane.groups = 1;
+                }
+            }
+            let none = BooleanArray::from(vec![false; rows.len()]);
+            for ((args, filter), accumulators) in columns.calls.iter().zip(&mut pane.accumulators) {
+                let args = args
+                    .iter()
+                    .map(|a| Ok(take(a, &rows, None)?))
+                    .collect::<Result<Vec<_>>>()?;
+                let add = match filter {
+                    Some(kept) => BooleanArray::from(take(kept, &rows, None)?.to_data()),
+                    None => BooleanArray::from(vec![true; rows.len()]),
+                };
+                accumulators.fold(&args, &groups, &add, &none, pane.groups)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits and closes every window whose end − 1 the watermark has reached, earliest end
+    /// first.
+    fn fire(&mut self, watermark: i64) -> Result<Vec<RecordBatch>> {
+        let mut fired = Vec::new();
+        while let Some(entry) = self.panes.first_entry() {
+            let (end, start) = *entry.key();
+            if end - 1 > watermark {
+                break;
+            }
+            let pane = entry.remove();
+            fired.push(self.emit(start, end, pane)?);
+        }
+        Ok(fired)
+    }
+
+    fn emit(&self, start: i64, end: i64, mut pane: Pane) -> Result<RecordBatch> {
+        let groups: Vec<usize> = (0..pane.groups).collect();
+        let keys = match &mut pane.keys {
+            Some(keys) => keys.emit(EmitTo::All)?,
+            None => Vec::new(),
+        };
+        let bound = |at: i64, field: usize| -> Result<ArrayRef> {
+            let values = TimestampMillisecondArray::from(vec![at; groups.len()]);
+            Ok(cast(&values, self.schema.field(field).data_type())?)
+        };
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for (field, column) in self.layout.iter().enumerate() {
+            columns.push(match column {
+                GroupColumn::WindowStart => bound(start, field)?,
+                GroupColumn::WindowEnd => bound(end, field)?,
+                GroupColumn::Key(key) => keys[*key].clone(),
+            });
+        }
+        for accumulators in &mut pane.accumulators {
+            columns.push(accumulators.evaluate(&groups)?);
+        }
+        Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
+    }
+}
