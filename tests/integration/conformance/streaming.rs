@@ -10,6 +10,8 @@ use udf_core::Value;
 use udf_core::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use udf_core::prelude::*;
 use udf_runtime::changelog;
+use udf_runtime::datafusion::prelude::{DataFrame, col, ident};
+use udf_runtime::prelude::FlatAggregate as _;
 use udf_runtime::{Feed, Session};
 
 use super::aggregate::{WAcc, WAvg};
@@ -40,6 +42,30 @@ fn input_batches(case: &Case, rows_per_batch: usize) -> Vec<RecordBatch> {
         .collect()
 }
 
+/// The case's query: SQL, or the Table API expression of a case that has one, written with
+/// this project's DataFrame methods.
+async fn case_query(case: &Case, session: &Session) -> DataFrame {
+    if case.case == "table_agg_emit_update_with_retract" {
+        let call = session
+            .table_aggregate("Top2WithRetract", [col("v")])
+            .unwrap()
+            .alias(["v", "rnk"]);
+        return session
+            .table("input")
+            .await
+            .unwrap()
+            .group_by(vec![ident("k")])
+            .flat_aggregate(call)
+            .unwrap()
+            .select_columns(&["k", "v", "rnk"])
+            .unwrap();
+    }
+    session
+        .sql(&case.query)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", case.case))
+}
+
 /// Registers the case's input as a fed table (a changelog when the case's input is one).
 fn register_input(case: &Case, session: &Session) -> Feed {
     let columns = support::batch(&columns(case)).schema();
@@ -60,10 +86,8 @@ async fn run(
 ) -> (Vec<String>, Vec<Vec<Value>>) {
     let batches = input_batches(case, rows_per_batch);
     let feed = register_input(case, session);
-    let mut output = session
-        .sql(&case.query)
-        .await
-        .unwrap_or_else(|e| panic!("{}: {e}", case.case))
+    let query = case_query(case, session).await;
+    let mut output = query
         .execute_stream()
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", case.case));
@@ -248,4 +272,21 @@ async fn tumble_window_udaf() {
             "{partitions} partitions"
         );
     }
+}
+
+/// Over a stream a table aggregate emits a changelog with no flag asked (Flink's
+/// `flatAggregate`); `emit_update_with_retract` retracts only what it says.
+#[tokio::test]
+async fn table_agg_emit_update_with_retract() {
+    let case = load("table_agg_emit_update_with_retract");
+    assert!(
+        case.query
+            .contains("flatAggregate(call(\"Top2WithRetract\", $(\"v\")).as(\"v\", \"rnk\"))")
+    );
+    check_changelog(&case, |session| {
+        session
+            .register(udf_examples::table_aggregate::top2_with_retract::Top2WithRetract)
+            .unwrap()
+    })
+    .await;
 }

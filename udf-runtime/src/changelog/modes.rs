@@ -6,7 +6,9 @@
 //! - any other GROUP BY over a stream (a fed table or another unbounded table) or over a
 //!   changelog becomes the updating aggregate, whose output is a changelog;
 //! - a projection over a changelog keeps its row-kind column (appended when not selected);
-//! - filters and aliases pass a changelog through unchanged, as Flink filters each row;
+//! - a table aggregate over a stream emits a changelog, as Flink's do;
+//! - filters and aliases pass a changelog through unchanged, as Flink filters each row, and
+//!   `INSERT INTO` a table with an `op` column writes the kinds there;
 //! - any other operator over a changelog is a planning error naming it: it would read `-U`
 //!   and `-D` rows as if they were inserts.
 
@@ -23,6 +25,8 @@ use datafusion::logical_expr::{Expr, Extension, LogicalPlan, Projection};
 use datafusion::optimizer::AnalyzerRule;
 
 use super::{OP_COLUMN, row_kind_column};
+use crate::ops::table_aggregate::TableAggregateNode;
+use crate::ops::table_aggregate::aggregation::EmitMode;
 use crate::ops::updating_aggregate::UpdatingAggregateNode;
 use crate::ops::window::WindowAggregateNode;
 use crate::session::feed::FeedTable;
@@ -67,6 +71,17 @@ fn rewrite(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
                 node: Arc::new(node),
             })))
         }
+        LogicalPlan::Extension(extension) if final_table_aggregate_over_a_stream(&extension) => {
+            let node = extension
+                .node
+                .as_any()
+                .downcast_ref::<TableAggregateNode>()
+                .expect("checked above")
+                .as_changelog()?;
+            Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                node: Arc::new(node),
+            })))
+        }
         LogicalPlan::Projection(projection)
             if updating(&projection.input) && !updating_output(&projection) =>
         {
@@ -89,6 +104,15 @@ fn rewrite(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
             Ok(Transformed::yes(plan))
         }
     }
+}
+
+/// A table aggregate asked for final results of an unbounded input.
+fn final_table_aggregate_over_a_stream(extension: &Extension) -> bool {
+    extension
+        .node
+        .as_any()
+        .downcast_ref::<TableAggregateNode>()
+        .is_some_and(|node| node.call.mode == EmitMode::Final && streaming(&node.input))
 }
 
 fn updating_output(projection: &Projection) -> bool {
@@ -126,6 +150,13 @@ fn passes_changelog(plan: &LogicalPlan) -> bool {
         | LogicalPlan::Explain(_)
         | LogicalPlan::Analyze(_) => true,
         LogicalPlan::Extension(extension) => extension.node.as_any().is::<UpdatingAggregateNode>(),
+        // A table with a column `op` takes a changelog as rows with their kinds.
+        LogicalPlan::Dml(dml) => dml
+            .target
+            .schema()
+            .fields()
+            .iter()
+            .any(|f| f.name() == OP_COLUMN),
         _ => false,
     }
 }

@@ -7,7 +7,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType as ArrowType, Field, FieldRef};
+use datafusion::arrow::datatypes::{Field, FieldRef};
 use datafusion::common::{
     DFSchema, DFSchemaRef, Result, TableReference, plan_datafusion_err, plan_err,
 };
@@ -17,12 +17,10 @@ use datafusion::logical_expr::{
 use udf_core::types::{DataType, TypeKind};
 use udf_core::{FunctionSpec, OutputType, TableAggregateFunction};
 
+use crate::changelog;
 use crate::functions::binding;
 use crate::functions::resolve::Conversion;
 use crate::ops::table_aggregate::aggregation::EmitMode;
-
-/// The name of the row-kind column of a changelog.
-pub const OP_COLUMN: &str = "op";
 
 /// A call of a table aggregate function, before it is applied to a table.
 #[derive(Clone)]
@@ -128,10 +126,7 @@ impl TableAggregateNode {
                 .map(|f| (None, f)),
         );
         if call.mode == EmitMode::Changelog {
-            fields.push((
-                None,
-                Arc::new(Field::new(OP_COLUMN, ArrowType::Utf8, false)),
-            ));
+            fields.push((None, Arc::new(changelog::row_kind_field())));
         }
         let schema = DFSchema::new_with_metadata(fields, HashMap::new()).map_err(|e| {
             plan_datafusion_err!(
@@ -148,6 +143,16 @@ impl TableAggregateNode {
             row_type,
             schema: Arc::new(schema),
         })
+    }
+
+    /// This call emitting a changelog (over a stream, where final results never come, as
+    /// Flink's table aggregates do).
+    pub(crate) fn as_changelog(&self) -> Result<Self> {
+        TableAggregateNode::try_new(
+            self.input.clone(),
+            self.group_by.clone(),
+            self.call.clone().changelog(),
+        )
     }
 
     /// Whether the emitted rows are a ROW whose fields become columns (else one column).
