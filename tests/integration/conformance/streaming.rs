@@ -216,20 +216,18 @@ async fn group_agg_no_retract_on_changelog_input() {
     );
 }
 
-/// A window aggregate's output: insert-only rows, compared per key (the case's `per_key`
-/// order: `k`, the third column, is the partition key).
-#[tokio::test]
-async fn tumble_window_udaf() {
-    let case = load("tumble_window_udaf");
+/// A window aggregate's output: insert-only rows, compared per key (the cases' `per_key`
+/// order: `k`, the third column, is the partition key), at one and two processors.
+async fn check_windows(case: &Case, register: impl Fn(&Session)) {
     assert_eq!(case.output.order, "per_key");
-    let (_, expected) = expected(&case);
+    let (_, expected) = expected(case);
     for partitions in [1, 2] {
         let session = crate::support::session_with_partitions(
             &case.input.view_name,
-            &columns(&case),
+            &columns(case),
             partitions,
         );
-        session.register(WAvg).unwrap();
+        register(&session);
         // "after every row: max(ts_ms seen) - 1000 ms"
         session.declare_watermark(
             &case.input.view_name,
@@ -239,10 +237,10 @@ async fn tumble_window_udaf() {
         let batches = session
             .sql(&case.query)
             .await
-            .unwrap()
+            .unwrap_or_else(|e| panic!("{}: {e}", case.case))
             .collect()
             .await
-            .unwrap();
+            .unwrap_or_else(|e| panic!("{}: {e}", case.case));
         let actual: Vec<Vec<Value>> = support::batches_to_rows(&batches)
             .into_iter()
             .map(|row| {
@@ -269,9 +267,80 @@ async fn tumble_window_udaf() {
         assert_eq!(
             per_key(&actual),
             per_key(&expected),
-            "{partitions} partitions"
+            "{}: {partitions} partitions",
+            case.case
         );
     }
+}
+
+#[tokio::test]
+async fn tumble_window_udaf() {
+    let case = load("tumble_window_udaf");
+    check_windows(&case, |session| session.register(WAvg).unwrap()).await;
+}
+
+/// Sessions merge (a row bridging two sessions makes one, with `merge`); a row late for
+/// its own window but touching an open session joins it.
+#[tokio::test]
+async fn session_window_udaf_merge() {
+    let case = load("session_window_udaf_merge");
+    check_windows(&case, |session| session.register(WAvg).unwrap()).await;
+}
+
+/// `WAvg` without `merge`.
+#[derive(Clone, Debug, Default)]
+struct WAvgNoMerge;
+
+#[aggregate_function(name = "WAvgNoMerge", retract)]
+impl WAvgNoMerge {
+    fn accumulate(acc: &mut WAcc, value: Option<i64>, weight: Option<i64>) {
+        if let (Some(value), Some(weight)) = (value, weight) {
+            acc.sum += value * weight;
+            acc.count += weight;
+        }
+    }
+
+    fn retract(acc: &mut WAcc, value: Option<i64>, weight: Option<i64>) {
+        if let (Some(value), Some(weight)) = (value, weight) {
+            acc.sum -= value * weight;
+            acc.count -= weight;
+        }
+    }
+
+    fn get_value(acc: &WAcc) -> Option<i64> {
+        (acc.count != 0).then(|| acc.sum / acc.count)
+    }
+}
+
+/// Flink refuses a session window over a function without `merge` while planning.
+#[tokio::test]
+async fn session_window_udaf_no_merge() {
+    let case = load("session_window_udaf_no_merge");
+    let flink = case.error.as_deref().expect("an error case");
+    assert!(
+        flink.contains("'merge'") && flink.contains("WAvgNoMerge"),
+        "{flink}"
+    );
+    let session =
+        crate::support::session_with_partitions(&case.input.view_name, &columns(&case), 1);
+    session.register(WAvgNoMerge).unwrap();
+    session.declare_watermark(
+        &case.input.view_name,
+        "ts",
+        std::time::Duration::from_secs(1),
+    );
+    let error = session
+        .sql(&case.query)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .expect_err("session windows need merge")
+        .to_string();
+    assert!(
+        error.contains("`wavgnomerge` has no `merge`, which session windows need"),
+        "{error}"
+    );
 }
 
 /// Over a stream a table aggregate emits a changelog with no flag asked (Flink's

@@ -39,7 +39,19 @@ async fn window_table_functions_refuse_what_they_cannot_window() {
     )
     .await;
     assert!(
-        error.contains("SESSION windows are not supported yet"),
+        error.contains("SESSION windows are computed by a window aggregate"),
+        "{error}"
+    );
+
+    let error = planning_error("SELECT window_start, window_end, COUNT(*) FROM TABLE(SESSION(TABLE bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end").await;
+    assert!(
+        error.contains("SESSION's PARTITION BY `bid.item` must be a GROUP BY key too"),
+        "{error}"
+    );
+
+    let error = planning_error("SELECT * FROM TABLE(TUMBLE(TABLE bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '1' MINUTE))").await;
+    assert!(
+        error.contains("the table of TUMBLE takes no PARTITION BY (only SESSION does)"),
         "{error}"
     );
 

@@ -16,6 +16,7 @@ use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 use crate::ops::updating_aggregate::{self, UpdatingAggregateExec, UpdatingAggregateNode};
+use crate::ops::window::spec::WindowKind;
 use crate::ops::window::{WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode};
 use crate::session::state_backend::{BackendType, StateBackendConfig};
 
@@ -96,6 +97,11 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             ))));
         }
         if let Some(node) = node.as_any().downcast_ref::<WindowTvfNode>() {
+            if let WindowKind::Session { .. } = node.window {
+                return plan_err!(
+                    "SESSION windows are computed by a window aggregate (GROUP BY window_start, window_end, ...); the table function alone is not supported"
+                );
+            }
             return Ok(Some(Arc::new(WindowTvfExec::new(
                 physical_inputs[0].clone(),
                 node.window,

@@ -81,6 +81,22 @@ impl Folder {
         })
     }
 
+    /// Folds group `from`'s accumulator into group `into`'s with `merge` (session windows
+    /// that a row joins); `from` stays as it was.
+    pub(crate) fn merge_group(
+        &mut self,
+        into: usize,
+        from: usize,
+        total_groups: usize,
+    ) -> Result<()> {
+        let state = self.guard("encoding accumulators", |accumulators| {
+            accumulators.state_group(from)
+        })?;
+        self.guard("merge", |accumulators| {
+            accumulators.merge(state.as_ref(), &[into], total_groups)
+        })
+    }
+
     /// Fresh accumulators for the listed groups (they emptied through retraction).
     pub(crate) fn clear_groups(&mut self, groups: &[usize]) {
         self.groups.clear_groups(groups);

@@ -20,6 +20,10 @@ pub(crate) trait Aggregator: Send {
     /// The results of the listed groups, which stay.
     fn evaluate(&mut self, groups: &[usize]) -> Result<ArrayRef>;
 
+    /// Folds group `from` into group `into` (two session windows become one); `from` is
+    /// cleared after.
+    fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()>;
+
     /// Starts the listed groups over (they emptied).
     fn clear(&mut self, groups: &[usize]);
 }

@@ -95,6 +95,12 @@ impl Aggregator for Count {
         Ok(Arc::new(Int64Array::from_iter_values(counts)))
     }
 
+    fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
+        self.counts.resize(total_groups, 0);
+        self.counts[into] += std::mem::take(&mut self.counts[from]);
+        Ok(())
+    }
+
     fn clear(&mut self, groups: &[usize]) {
         for &group in groups {
             if let Some(count) = self.counts.get_mut(group) {
@@ -157,6 +163,15 @@ impl<T: ArrowPrimitiveType> Aggregator for Sum<T> {
         Ok(Arc::new(sums.with_data_type(self.output.clone())))
     }
 
+    fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
+        self.sums.resize(total_groups, T::Native::ZERO);
+        self.counts.resize(total_groups, 0);
+        self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
+        self.counts[into] += self.counts[from];
+        self.clear(&[from]);
+        Ok(())
+    }
+
     fn clear(&mut self, groups: &[usize]) {
         for &group in groups {
             if group < self.sums.len() {
@@ -191,6 +206,10 @@ impl Aggregator for Average {
             (count > 0).then(|| sums.sums[g] / count as f64)
         });
         Ok(Arc::new(averages.collect::<PrimitiveArray<Float64Type>>()))
+    }
+
+    fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
+        self.sums.merge(into, from, total_groups)
     }
 
     fn clear(&mut self, groups: &[usize]) {
@@ -269,6 +288,14 @@ impl Aggregator for Extreme {
         });
         let mut columns = self.converter.convert_rows(rows)?;
         Ok(columns.swap_remove(0))
+    }
+
+    fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
+        self.values.resize_with(total_groups, BTreeMap::new);
+        for (value, count) in std::mem::take(&mut self.values[from]) {
+            *self.values[into].entry(value).or_insert(0) += count;
+        }
+        Ok(())
     }
 
     fn clear(&mut self, groups: &[usize]) {

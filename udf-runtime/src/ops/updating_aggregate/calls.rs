@@ -139,6 +139,12 @@ impl Aggregator for Folder {
         self.evaluate_groups(groups)
     }
 
+    fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
+        self.merge_group(into, from, total_groups)?;
+        self.clear_groups(&[from]);
+        Ok(())
+    }
+
     fn clear(&mut self, groups: &[usize]) {
         self.clear_groups(groups);
     }

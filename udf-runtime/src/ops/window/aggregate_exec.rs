@@ -22,6 +22,7 @@ use datafusion::physical_plan::{
 
 use super::aggregate_node::GroupColumn;
 use super::panes::WindowAggregation;
+use super::sessions::SessionAggregation;
 use super::spec::WindowKind;
 use crate::ops::ptf::routed::Routed;
 use crate::ops::ptf::router::{Inbox, Router, RouterInput};
@@ -176,16 +177,29 @@ impl ExecutionPlan for WindowAggregateExec {
     ) -> Result<SendableRecordBatchStream> {
         let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
         let inbox = self.router.inbox(partition, context)?;
-        let aggregation = WindowAggregation::new(
-            self.window,
-            self.keys.clone(),
-            &self.input.schema(),
-            self.calls.clone(),
-            self.layout.clone(),
-            self.schema.clone(),
-            inbox.sources.iter().sum(),
-            late,
-        )?;
+        let sources = inbox.sources.iter().sum();
+        let aggregation = match self.window {
+            WindowKind::Session { gap } => Aggregation::Sessions(SessionAggregation::new(
+                gap,
+                self.keys.clone(),
+                &self.input.schema(),
+                self.calls.clone(),
+                self.layout.clone(),
+                self.schema.clone(),
+                sources,
+                late,
+            )?),
+            window => Aggregation::Panes(WindowAggregation::new(
+                window,
+                self.keys.clone(),
+                &self.input.schema(),
+                self.calls.clone(),
+                self.layout.clone(),
+                self.schema.clone(),
+                sources,
+                late,
+            )?),
+        };
         let state = Processor {
             inbox,
             aggregation,
@@ -203,10 +217,39 @@ impl ExecutionPlan for WindowAggregateExec {
     }
 }
 
+/// A processor's open windows: fixed ones, or sessions that merge.
+enum Aggregation {
+    Panes(WindowAggregation),
+    Sessions(SessionAggregation),
+}
+
+impl Aggregation {
+    fn rows(
+        &mut self,
+        source: usize,
+        batch: &RecordBatch,
+        times: &[i64],
+        before: &[Option<i64>],
+        after: Option<i64>,
+    ) -> Result<Vec<RecordBatch>> {
+        match self {
+            Aggregation::Panes(panes) => panes.rows(source, batch, times, before, after),
+            Aggregation::Sessions(sessions) => sessions.rows(source, batch, times, before, after),
+        }
+    }
+
+    fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+        match self {
+            Aggregation::Panes(panes) => panes.end(source),
+            Aggregation::Sessions(sessions) => sessions.end(source),
+        }
+    }
+}
+
 /// One processor at work: its inbox, its windows, and the fired rows not yet handed on.
 struct Processor {
     inbox: Inbox,
-    aggregation: WindowAggregation,
+    aggregation: Aggregation,
     ready: VecDeque<RecordBatch>,
     done: bool,
 }

@@ -13,7 +13,8 @@ use datafusion::logical_expr::{Aggregate, Expr, LogicalPlan, UserDefinedLogicalN
 
 use super::spec::WindowKind;
 use super::tvf_node::{WINDOW_COLUMNS, WindowTvfNode};
-use crate::ops::updating_aggregate::node::check_calls;
+use crate::functions::aggregate::capabilities::ours;
+use crate::ops::updating_aggregate::node::{aggregate_function, check_calls};
 use crate::streaming::event_time::EventTime;
 
 /// Where each GROUP BY column comes from.
@@ -70,11 +71,20 @@ impl WindowAggregateNode {
         }
         check_calls(&aggregate.aggr_expr, false)?;
         let onto_input = |expr: &Expr| onto_input(expr, seen, &tvf.input, width);
+        let keys = keys.iter().map(onto_input).collect::<Result<Vec<_>>>()?;
+        if let WindowKind::Session { .. } = tvf.window {
+            check_merge(&aggregate.aggr_expr)?;
+            if let Some(key) = tvf.partition_by.iter().find(|k| !keys.contains(k)) {
+                return plan_err!(
+                    "SESSION's PARTITION BY `{key}` must be a GROUP BY key too: sessions are kept per group"
+                );
+            }
+        }
         Ok(Some(WindowAggregateNode {
             input: tvf.input.clone(),
             window: tvf.window,
             time: tvf.time.clone(),
-            keys: keys.iter().map(onto_input).collect::<Result<_>>()?,
+            keys,
             layout,
             calls: aggregate
                 .aggr_expr
@@ -84,6 +94,23 @@ impl WindowAggregateNode {
             schema: aggregate.schema.clone(),
         }))
     }
+}
+
+/// Session windows combine the accumulators of the sessions a row joins: every project
+/// aggregate needs `merge` (Flink's rule; built-ins merge).
+fn check_merge(calls: &[Expr]) -> Result<()> {
+    for call in calls {
+        let function = aggregate_function(call)?;
+        if let Some(udaf) = ours(&function.func)
+            && !udaf.spec().capabilities.merge
+        {
+            return plan_err!(
+                "aggregate function `{}` has no `merge`, which session windows need to combine the accumulators of the sessions a row joins; implement `merge`",
+                function.func.name()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The window table function under aliases, if `plan` is one.

@@ -1,7 +1,8 @@
 //! `TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND))` and its kin — `HOP(TABLE t,
-//! DESCRIPTOR(ts), slide, size)`, `CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)` — in FROM:
+//! DESCRIPTOR(ts), slide, size)`, `CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)`,
+//! `SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap)` — in FROM:
 //! the window table function as a [`WindowTvfNode`]. Arguments go by position or by Flink's
-//! names (`DATA`, `TIMECOL`, `SIZE`, `SLIDE`, `STEP`). The time column must have a declared
+//! names (`DATA`, `TIMECOL`, `SIZE`, `SLIDE`, `STEP`, `GAP`). The time column must have a declared
 //! watermark (a time attribute, in Flink's words).
 
 use std::sync::Arc;
@@ -53,11 +54,6 @@ impl RelationPlanner for WindowTvfPlanner {
             return Ok(RelationPlanning::Original(Box::new(relation)));
         };
         let upper = name.to_ascii_uppercase();
-        if name == "session" {
-            return plan_err!(
-                "SESSION windows are not supported yet; TUMBLE, HOP and CUMULATE are"
-            );
-        }
         let FunctionArguments::List(list) = &function.args else {
             return plan_err!("{upper} takes a table, a DESCRIPTOR of its time column and sizes");
         };
@@ -68,8 +64,15 @@ impl RelationPlanner for WindowTvfPlanner {
         let Some(Given::Table(table)) = args.next() else {
             return plan_err!("the first argument of {upper} is a table: `TABLE t`");
         };
-        if !table.partition_by.is_empty() || !table.order_by.is_empty() {
-            return plan_err!("the table of {upper} takes no PARTITION BY or ORDER BY");
+        if (name != "session" && !table.partition_by.is_empty()) || !table.order_by.is_empty() {
+            return plan_err!(
+                "the table of {upper} takes no {}",
+                if table.order_by.is_empty() {
+                    "PARTITION BY (only SESSION does)"
+                } else {
+                    "ORDER BY"
+                }
+            );
         }
         let input = context.plan(TableFactor::Derived {
             lateral: false,
@@ -77,6 +80,12 @@ impl RelationPlanner for WindowTvfPlanner {
             alias: None,
             sample: None,
         })?;
+        let input_schema = input.schema().clone();
+        let partition_by = table
+            .partition_by
+            .into_iter()
+            .map(|expr| context.sql_to_expr(expr, &input_schema))
+            .collect::<Result<Vec<_>>>()?;
         let column = match args.next() {
             Some(Given::Value(value)) => descriptor(&upper, *value)?,
             _ => return plan_err!("the second argument of {upper} is `DESCRIPTOR(time column)`"),
@@ -105,10 +114,11 @@ impl RelationPlanner for WindowTvfPlanner {
             ("cumulate", _) => {
                 return plan_err!("the size of CUMULATE must be a whole number of steps");
             }
+            ("session", [gap]) => WindowKind::Session { gap: *gap },
             _ => unreachable!("arguments were ordered by the function's names"),
         };
         let time = self.time_attribute(&upper, &input, &column)?;
-        let node = WindowTvfNode::try_new(input, window, time)?;
+        let node = WindowTvfNode::try_new(input, window, time, partition_by)?;
         let plan = LogicalPlan::Extension(Extension {
             node: Arc::new(node),
         });

@@ -1,14 +1,15 @@
-//! Windows: Flink's window table functions `TUMBLE`, `HOP` and `CUMULATE` in FROM
+//! Windows: Flink's window table functions `TUMBLE`, `HOP`, `CUMULATE` and `SESSION` in FROM
 //! (`binding.rs`, which windows a time holds in `spec.rs`), as a relation of their own
 //! (`tvf_node.rs`, `tvf_exec.rs`) and, grouped by `window_start, window_end`, as a window
 //! aggregate that emits each window once when the watermark passes its end
 //! (`aggregate_node.rs`, `aggregate_exec.rs`, the open windows of one processor in
-//! `panes.rs`).
+//! `panes.rs`, its sessions in `sessions.rs`).
 
 pub mod aggregate_exec;
 pub mod aggregate_node;
 pub mod binding;
 mod panes;
+mod sessions;
 pub mod spec;
 pub mod tvf_exec;
 pub mod tvf_node;

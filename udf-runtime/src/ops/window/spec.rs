@@ -12,6 +12,9 @@ pub enum WindowKind {
     /// `CUMULATE(..., step, size)`: windows of `size` one after another, each seen growing by
     /// `step` — `[start, start + step)`, `[start, start + 2 step)`, ... `[start, start + size)`.
     Cumulate { step: i64, size: i64 },
+    /// `SESSION(..., gap)`: a row opens `[t, t + gap)`, and windows of a key that touch
+    /// merge into one.
+    Session { gap: i64 },
 }
 
 impl WindowKind {
@@ -41,6 +44,7 @@ impl WindowKind {
                     end += step;
                 }
             }
+            WindowKind::Session { gap } => out.push((t, t + gap)),
         }
     }
 
@@ -52,6 +56,8 @@ impl WindowKind {
             WindowKind::Tumble { size } => size,
             WindowKind::Hop { slide, .. } => slide,
             WindowKind::Cumulate { step, .. } => step,
+            // A session's lateness is decided once it has merged (see `sessions.rs`).
+            WindowKind::Session { gap } => return t + gap,
         };
         t - t.rem_euclid(unit) + unit
     }
@@ -65,6 +71,7 @@ impl fmt::Display for WindowKind {
             WindowKind::Cumulate { step, size } => {
                 write!(f, "CUMULATE(step={step} ms, size={size} ms)")
             }
+            WindowKind::Session { gap } => write!(f, "SESSION(gap={gap} ms)"),
         }
     }
 }

@@ -24,11 +24,18 @@ pub struct WindowTvfNode {
     pub(crate) window: WindowKind,
     /// The time column (a column of `input` with a declared watermark).
     pub(crate) time: EventTime,
+    /// SESSION's PARTITION BY keys, over `input`.
+    pub(crate) partition_by: Vec<Expr>,
     pub(crate) schema: DFSchemaRef,
 }
 
 impl WindowTvfNode {
-    pub fn try_new(input: LogicalPlan, window: WindowKind, time: EventTime) -> Result<Self> {
+    pub fn try_new(
+        input: LogicalPlan,
+        window: WindowKind,
+        time: EventTime,
+        partition_by: Vec<Expr>,
+    ) -> Result<Self> {
         let time_type = input.schema().field(time.column).data_type().clone();
         let bound = ArrowType::Timestamp(TimeUnit::Millisecond, None);
         let window_time = match time_type {
@@ -51,6 +58,7 @@ impl WindowTvfNode {
             input,
             window,
             time,
+            partition_by,
             schema: Arc::new(schema),
         })
     }
@@ -79,7 +87,7 @@ impl UserDefinedLogicalNodeCore for WindowTvfNode {
     }
 
     fn expressions(&self) -> Vec<Expr> {
-        Vec::new()
+        self.partition_by.clone()
     }
 
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {

@@ -1,0 +1,314 @@
+//! One processor of a session-window aggregate (Flink's merging windows): each row opens
+//! `[t, t + gap)` for its key; the key's open sessions that window touches (Flink's
+//! `TimeWindow.intersects`: ends count) merge with it into one, their accumulators combined
+//! with `merge`; a session whose end − 1 the watermark has reached is emitted once and
+//! closed. A row whose session, after merging, is already behind the watermark is late,
+//! dropped and counted.
+//!
+//! Rows are folded into their sessions in runs, flushed before a merge or a firing needs
+//! the accumulators up to date.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, RecordBatch, TimestampMillisecondArray, UInt32Array,
+};
+use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::row::{OwnedRow, RowConverter, SortField};
+use datafusion::common::Result;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
+use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::metrics::Count;
+
+use super::aggregate_node::GroupColumn;
+use crate::ops::updating_aggregate::aggregator::Aggregator;
+use crate::ops::updating_aggregate::calls::Call;
+use crate::streaming::watermarks::SourceWatermarks;
+
+/// An open session: `[start, end)` and its accumulators' slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Session {
+    start: i64,
+    end: i64,
+    slot: usize,
+}
+
+pub(super) struct SessionAggregation {
+    gap: i64,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    /// Key numbers; `None` without keys (one key).
+    key_ids: Option<Box<dyn GroupValues>>,
+    /// Each key's value, to emit it (Arrow's row format).
+    key_values: Vec<OwnedRow>,
+    key_rows: Option<RowConverter>,
+    /// Each key's open sessions.
+    sessions: Vec<Vec<Session>>,
+    /// Every open session by (end, key, start): the earliest to fire first.
+    by_end: BTreeSet<(i64, usize, i64)>,
+    calls: Arc<[Call]>,
+    accumulators: Vec<Box<dyn Aggregator>>,
+    /// Accumulator slots: in use up to `slots`, freed ones to reuse.
+    slots: usize,
+    free: Vec<usize>,
+    layout: Arc<[GroupColumn]>,
+    schema: SchemaRef,
+    watermarks: SourceWatermarks,
+    late: Count,
+}
+
+impl SessionAggregation {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        gap: i64,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        input: &Schema,
+        calls: Arc<[Call]>,
+        layout: Arc<[GroupColumn]>,
+        schema: SchemaRef,
+        sources: usize,
+        late: Count,
+    ) -> Result<Self> {
+        let key_fields = keys
+            .iter()
+            .map(|k| k.return_field(input))
+            .collect::<Result<Vec<_>>>()?;
+        let (key_ids, key_rows) = if keys.is_empty() {
+            (None, None)
+        } else {
+            let sorts = key_fields
+                .iter()
+                .map(|f| SortField::new(f.data_type().clone()))
+                .collect();
+            (
+                Some(new_group_values(
+                    Arc::new(Schema::new(key_fields)),
+                    &GroupOrdering::None,
+                )?),
+                Some(RowConverter::new(sorts)?),
+            )
+        };
+        Ok(SessionAggregation {
+            gap,
+            keys,
+            key_ids,
+            key_values: Vec::new(),
+            key_rows,
+            sessions: Vec::new(),
+            by_end: BTreeSet::new(),
+            accumulators: calls
+                .iter()
+                .map(Call::accumulators)
+                .collect::<Result<_>>()?,
+            calls,
+            slots: 0,
+            free: Vec::new(),
+            layout,
+            schema,
+            watermarks: SourceWatermarks::new(sources),
+            late,
+        })
+    }
+
+    /// Rows from `source` with their times and the watermark before each, then the
+    /// watermark after them; the rows of the sessions that closed.
+    pub(super) fn rows(
+        &mut self,
+        source: usize,
+        batch: &RecordBatch,
+        times: &[i64],
+        before: &[Option<i64>],
+        after: Option<i64>,
+    ) -> Result<Vec<RecordBatch>> {
+        let rows = batch.num_rows();
+        let key_ids = self.intern(batch)?;
+        let args = self
+            .calls
+            .iter()
+            .map(|call| call.evaluate_args(batch))
+            .collect::<Result<Vec<_>>>()?;
+        let mut run: Vec<(u32, usize)> = Vec::new();
+        let mut closed = Vec::new();
+        for row in 0..rows {
+            if let Some(watermark) = before[row] {
+                self.watermarks.advance(source, watermark);
+            }
+            let watermark = self.watermarks.current();
+            if let Some(watermark) = watermark
+                && self
+                    .by_end
+                    .first()
+                    .is_some_and(|(end, ..)| end - 1 <= watermark)
+            {
+                self.fold(&args, std::mem::take(&mut run))?;
+                closed.extend(self.close(watermark)?);
+            }
+            let key = key_ids[row];
+            let (start, end) = (times[row], times[row] + self.gap);
+            let touching: Vec<Session> = self.sessions[key]
+                .iter()
+                .filter(|s| s.start <= end && s.end >= start)
+                .copied()
+                .collect();
+            let merged_start = touching.iter().map(|s| s.start).fold(start, i64::min);
+            let merged_end = touching.iter().map(|s| s.end).fold(end, i64::max);
+            if watermark.is_some_and(|w| merged_end - 1 <= w) {
+                self.late.add(1);
+                continue;
+            }
+            let slot = match touching.as_slice() {
+                [] => self.take_slot(),
+                [first, rest @ ..] => {
+                    if !rest.is_empty() {
+                        self.fold(&args, std::mem::take(&mut run))?;
+                    }
+                    for other in rest {
+                        for accumulators in &mut self.accumulators {
+                            accumulators.merge(first.slot, other.slot, self.slots)?;
+                        }
+                        self.free.push(other.slot);
+                    }
+                    for session in &touching {
+                        self.by_end.remove(&(session.end, key, session.start));
+                    }
+                    self.sessions[key].retain(|s| !touching.contains(s));
+                    first.slot
+                }
+            };
+            let session = Session {
+                start: merged_start,
+                end: merged_end,
+                slot,
+            };
+            self.sessions[key].push(session);
+            self.by_end.insert((session.end, key, session.start));
+            run.push((row as u32, slot));
+        }
+        self.fold(&args, run)?;
+        if let Some(watermark) = after {
+            self.watermarks.advance(source, watermark);
+        }
+        if let Some(watermark) = self.watermarks.current() {
+            closed.extend(self.close(watermark)?);
+        }
+        Ok(closed)
+    }
+
+    /// `source` ended (its watermark is +∞); the rows of the sessions that closed.
+    pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+        self.watermarks.end(source);
+        match self.watermarks.current() {
+            Some(watermark) => self.close(watermark),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Each row's key number; new keys' values kept for emitting.
+    fn intern(&mut self, batch: &RecordBatch) -> Result<Vec<usize>> {
+        let rows = batch.num_rows();
+        let (Some(ids), Some(converter)) = (&mut self.key_ids, &self.key_rows) else {
+            if self.sessions.is_empty() {
+                self.sessions.push(Vec::new());
+            }
+            return Ok(vec![0; rows]);
+        };
+        let columns = self
+            .keys
+            .iter()
+            .map(|k| k.evaluate(batch)?.into_array(rows))
+            .collect::<Result<Vec<_>>>()?;
+        let mut key_ids = Vec::with_capacity(rows);
+        ids.intern(&columns, &mut key_ids)?;
+        if ids.len() > self.key_values.len() {
+            let values = converter.convert_columns(&columns)?;
+            for (row, &id) in key_ids.iter().enumerate() {
+                if id == self.key_values.len() {
+                    self.key_values.push(values.row(row).owned());
+                    self.sessions.push(Vec::new());
+                }
+            }
+        }
+        Ok(key_ids)
+    }
+
+    fn take_slot(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.slots += 1;
+            self.slots - 1
+        })
+    }
+
+    /// Folds a run's rows into their sessions' slots.
+    fn fold(
+        &mut self,
+        args: &[(Vec<ArrayRef>, Option<BooleanArray>)],
+        run: Vec<(u32, usize)>,
+    ) -> Result<()> {
+        if run.is_empty() {
+            return Ok(());
+        }
+        let rows = UInt32Array::from_iter_values(run.iter().map(|(row, _)| *row));
+        let slots: Vec<usize> = run.iter().map(|(_, slot)| *slot).collect();
+        let none = BooleanArray::from(vec![false; slots.len()]);
+        for ((args, filter), accumulators) in args.iter().zip(&mut self.accumulators) {
+            let args = args
+                .iter()
+                .map(|a| Ok(take(a, &rows, None)?))
+                .collect::<Result<Vec<_>>>()?;
+            let add = match filter {
+                Some(kept) => BooleanArray::from(take(kept, &rows, None)?.to_data()),
+                None => BooleanArray::from(vec![true; slots.len()]),
+            };
+            accumulators.fold(&args, &slots, &add, &none, self.slots)?;
+        }
+        Ok(())
+    }
+
+    /// Emits and closes every session whose end − 1 the watermark has reached, earliest end
+    /// first.
+    fn close(&mut self, watermark: i64) -> Result<Vec<RecordBatch>> {
+        let mut closing = Vec::new();
+        while let Some(&(end, key, start)) = self.by_end.first() {
+            if end - 1 > watermark {
+                break;
+            }
+            self.by_end.pop_first();
+            let sessions = &mut self.sessions[key];
+            let at = sessions
+                .iter()
+                .position(|s| s.start == start && s.end == end)
+                .expect("every session listed by end is open");
+            closing.push((key, sessions.swap_remove(at)));
+        }
+        if closing.is_empty() {
+            return Ok(Vec::new());
+        }
+        let slots: Vec<usize> = closing.iter().map(|(_, s)| s.slot).collect();
+        let bound = |at: &dyn Fn(&Session) -> i64, field: usize| -> Result<ArrayRef> {
+            let values =
+                TimestampMillisecondArray::from_iter_values(closing.iter().map(|(_, s)| at(s)));
+            Ok(cast(&values, self.schema.field(field).data_type())?)
+        };
+        let keys = match &self.key_rows {
+            Some(converter) => converter
+                .convert_rows(closing.iter().map(|(key, _)| self.key_values[*key].row()))?,
+            None => Vec::new(),
+        };
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for (field, column) in self.layout.iter().enumerate() {
+            columns.push(match column {
+                GroupColumn::WindowStart => bound(&|s| s.start, field)?,
+                GroupColumn::WindowEnd => bound(&|s| s.end, field)?,
+                GroupColumn::Key(key) => keys[*key].clone(),
+            });
+        }
+        for accumulators in &mut self.accumulators {
+            columns.push(accumulators.evaluate(&slots)?);
+            accumulators.clear(&slots);
+        }
+        self.free.extend(&slots);
+        Ok(vec![RecordBatch::try_new(self.schema.clone(), columns)?])
+    }
+}
