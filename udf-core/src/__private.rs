@@ -199,7 +199,12 @@ pub fn table_arg_spec<'a, T: ArgValue<'a>>(
     name: &str,
     hint: Option<DataType>,
     semantics: Semantics,
-    [optional_partition_by, pass_columns_through, require_on_time]: [bool; 3],
+    [
+        optional_partition_by,
+        pass_columns_through,
+        require_on_time,
+        supports_updates,
+    ]: [bool; 4],
 ) -> ArgSpec {
     let row = match (hint, T::INFERENCE) {
         (Some(hint), _) => Some(hint.not_null()),
@@ -214,6 +219,7 @@ pub fn table_arg_spec<'a, T: ArgValue<'a>>(
             optional_partition_by,
             pass_columns_through,
             require_on_time,
+            supports_updates,
         }),
     )
 }

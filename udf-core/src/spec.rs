@@ -290,6 +290,9 @@ pub struct TableArg {
     pub pass_columns_through: bool,
     /// The call must name a time attribute with `on_time`.
     pub require_on_time: bool,
+    /// The table may be a changelog: each row reaches `eval` with its kind
+    /// (`Context::row_kind`); without it a changelog is a planning error.
+    pub supports_updates: bool,
 }
 
 impl fmt::Display for TableArg {
@@ -306,6 +309,7 @@ impl fmt::Display for TableArg {
             (self.optional_partition_by, " OPTIONAL PARTITION BY"),
             (self.pass_columns_through, " PASS COLUMNS THROUGH"),
             (self.require_on_time, " REQUIRE ON TIME"),
+            (self.supports_updates, " SUPPORTS UPDATES"),
         ] {
             if flag {
                 f.write_str(text)?;

@@ -108,6 +108,7 @@ pub const TABLE_TRAITS: &[&str] = &[
     "optional_partition_by",
     "pass_columns_through",
     "require_on_time",
+    "supports_updates",
 ];
 
 /// `#[argument(name = "...", optional, type = "...")]` on a parameter, and table traits

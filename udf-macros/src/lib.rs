@@ -151,7 +151,9 @@ pub fn table_aggregate_function(args: TokenStream, input: TokenStream) -> TokenS
 /// (`&mut T`, `&mut ListView<T>`, `&mut MapView<K, V>`; options `name`, `ttl = "1 day"`,
 /// `type`), the arguments, and `out: &mut Collector<T>` last. A table argument takes
 /// `#[argument(row_semantic_table)]` or `#[argument(set_semantic_table)]`, plus
-/// `optional_partition_by`, `pass_columns_through`, `require_on_time`; scalar arguments take
+/// `optional_partition_by`, `pass_columns_through`, `require_on_time`, `supports_updates` (a
+/// set-semantics table that may be a changelog: `ctx.row_kind()` tells each row's kind);
+/// scalar arguments take
 /// `name`, `type` and `optional` as for other functions. Option: `name = "..."`.
 #[proc_macro_attribute]
 pub fn ptf(args: TokenStream, input: TokenStream) -> TokenStream {

@@ -90,3 +90,22 @@ pub fn seen_order(
         watermark.into(),
     ]));
 }
+
+/// `Udfs.KindEcho`: a set-semantics table that may be a changelog (`supports_updates`,
+/// Flink's `SUPPORT_UPDATES`); emits every row's kind, its `v` and a running count per key.
+#[ptf(name = "KindEcho")]
+#[data_type("ROW<kind STRING, v INT, seq BIGINT>")]
+pub fn kind_echo(
+    ctx: &mut Context,
+    #[state] state: &mut CountState,
+    #[argument(set_semantic_table, supports_updates)] input: Row,
+    out: &mut Collector<Row>,
+) {
+    state.count += 1;
+    let v = input.field("v").and_then(Value::as_i32);
+    out.collect(Row::of([
+        ctx.row_kind().short().into(),
+        v.into(),
+        state.count.into(),
+    ]));
+}

@@ -138,3 +138,25 @@ async fn an_error_names_the_group_by_that_made_the_changelog() {
         "{error}"
     );
 }
+
+/// A PTF reads a changelog only where its table argument says it can (`supports_updates`,
+/// rule 39).
+#[tokio::test]
+async fn a_ptf_without_supports_updates_refuses_a_changelog() {
+    let session = session(1);
+    let _feed = changelog_table(&session);
+    session
+        .register(udf_examples::ptf::conformance::counter)
+        .unwrap();
+    let error = session
+        .sql("SELECT * FROM Counter(input => TABLE t PARTITION BY k)")
+        .await
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("table argument `input` of `counter` is a changelog")
+            && error.contains("add `supports_updates`"),
+        "{error}"
+    );
+}

@@ -359,3 +359,49 @@ async fn table_agg_emit_update_with_retract() {
     })
     .await;
 }
+
+/// A PTF whose table argument declares `supports_updates` reads a changelog, each row with
+/// its kind (`ctx.row_kind()`); its own output is insert-only, as in Flink.
+#[tokio::test]
+async fn ptf_changelog_input() {
+    let case = load("ptf_changelog_input");
+    let (_, expected) = expected(&case);
+    for rows_per_batch in [1, 3, case.input.rows.len()] {
+        let session = session_of(case.parallelism);
+        session
+            .register(udf_examples::ptf::conformance::kind_echo)
+            .unwrap();
+        let batches = input_batches(&case, rows_per_batch);
+        let feed = register_input(&case, &session);
+        let mut output = session
+            .sql(&case.query)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", case.case))
+            .execute_stream()
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", case.case));
+        assert!(
+            changelog::row_kind_index(&output.schema()).is_none(),
+            "a PTF's output is insert-only"
+        );
+        let sender = tokio::spawn(async move {
+            for batch in batches {
+                feed.send(batch).await.expect("the query reads its input");
+            }
+        });
+        let mut collected = Vec::new();
+        while let Some(batch) = output.next().await {
+            collected.push(batch.unwrap());
+        }
+        sender.await.unwrap();
+        let actual: Vec<Vec<Value>> = support::batches_to_rows(&collected)
+            .into_iter()
+            .map(|row| {
+                let mut with_kind = vec![Value::String("+I".to_owned())];
+                with_kind.extend(row);
+                with_kind
+            })
+            .collect();
+        assert_eq!(actual, expected, "{rows_per_batch} rows per batch");
+    }
+}

@@ -294,6 +294,7 @@ impl udf_core::ptf::ProcessTableFunction for Declared {
                     optional_partition_by: false,
                     pass_columns_through: *pass_through,
                     require_on_time: false,
+                    supports_updates: false,
                 }),
             ));
         }

@@ -1,5 +1,5 @@
 //! Window table functions and window aggregates, checked against the examples of Flink's
-//! documentation (the `Bid` table of "Windowing TVF" and "Window Aggregation"): rules 40–43 of
+//! documentation (the `Bid` table of "Windowing TVF" and "Window Aggregation"): rules 41–44 of
 //! `docs/semantics.md`.
 
 mod errors;

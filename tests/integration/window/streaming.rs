@@ -38,7 +38,7 @@ fn rows(rows: &[(&str, i64, i64)]) -> RecordBatch {
 
 const QUERY: &str = "SELECT window_start, k, SUM(v) AS total FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k";
 
-/// Rule 41: the window's row arrives before the input ends.
+/// Rule 42: the window's row arrives before the input ends.
 #[tokio::test]
 async fn a_window_fires_when_the_watermark_passes_its_end() {
     let session = session_of(2);
@@ -90,7 +90,7 @@ async fn a_window_fires_when_the_watermark_passes_its_end() {
     assert_eq!(rest, ["1970-01-01 00:00:10 a 9"]);
 }
 
-/// Rule 42: a row whose window has fired is dropped and counted (`late_rows_dropped`).
+/// Rule 43: a row whose window has fired is dropped and counted (`late_rows_dropped`).
 #[tokio::test]
 async fn late_rows_are_counted() {
     let session = session_of(1);

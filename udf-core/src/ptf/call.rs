@@ -2,6 +2,7 @@
 //! the watermark while each row is processed, the key's state and timers, and where emitted
 //! rows go.
 
+use crate::collector::RowKind;
 use crate::ptf::state::StateStores;
 use crate::ptf::timers::{FiredTimer, Timers};
 use crate::scalar::ArgColumn;
@@ -20,6 +21,8 @@ pub struct Rows<'a> {
     pub keys: &'a [u32],
     /// Each row's `on_time` value (epoch ms), when the call names one.
     pub times: Option<&'a [i64]>,
+    /// Each row's kind, when the table argument is a changelog (`supports_updates`).
+    pub kinds: Option<&'a [RowKind]>,
 }
 
 impl Rows<'_> {

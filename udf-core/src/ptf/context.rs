@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::Error;
+use crate::collector::RowKind;
 use crate::ptf::timers::{FiredTimer, TimerRequest, TimerRequests};
 use crate::types::DataType;
 
@@ -69,6 +70,8 @@ pub struct Context<'a> {
     table_index: usize,
     table_watermarks: &'a [Option<i64>],
     own_watermark: Option<i64>,
+    /// The row's kind: `+I` unless its table is a changelog.
+    row_kind: RowKind,
 }
 
 impl<'a> Context<'a> {
@@ -90,6 +93,7 @@ impl<'a> Context<'a> {
             table_index: 0,
             table_watermarks: &[],
             own_watermark: None,
+            row_kind: RowKind::Insert,
         }
     }
 
@@ -106,6 +110,20 @@ impl<'a> Context<'a> {
     #[inline]
     pub fn set_own_watermark(&mut self, watermark: Option<i64>) {
         self.own_watermark = watermark;
+    }
+
+    /// The kind of the row about to be processed (a changelog table argument).
+    #[doc(hidden)]
+    #[inline]
+    pub fn set_row_kind(&mut self, kind: RowKind) {
+        self.row_kind = kind;
+    }
+
+    /// The kind of the row `eval` is called for: `+I` for an insert-only table; any of
+    /// `+I`, `-U`, `+U`, `-D` for a table argument declared `supports_updates` that is a
+    /// changelog (Flink's `Row.getKind()`).
+    pub fn row_kind(&self) -> RowKind {
+        self.row_kind
     }
 
     /// Readies a context of an earlier row for the next one (generated code keeps one per

@@ -146,6 +146,9 @@ pub fn process<B: ProcessBody>(
             if let Some(own) = own_watermarks {
                 ctx.set_own_watermark(own.at(row));
             }
+            if let Some(kinds) = rows.kinds {
+                ctx.set_row_kind(kinds[row]);
+            }
         }
         let absent = B::eval(
             function,

@@ -210,6 +210,7 @@ fn spec(def: &PtfDef, row: &syn::Type) -> TokenStream {
                     traits.optional_partition_by,
                     traits.pass_columns_through,
                     traits.require_on_time,
+                    traits.supports_updates,
                 ];
                 quote_spanned!(param.ty.span()=> __udf::table_arg_spec::<#ty>(#name, #hint, #semantics, [#(#flags),*]))
             }

@@ -39,6 +39,8 @@ pub struct TableTraits {
     pub optional_partition_by: bool,
     pub pass_columns_through: bool,
     pub require_on_time: bool,
+    /// The table may be a changelog: every row reaches `eval` with its kind.
+    pub supports_updates: bool,
 }
 
 /// One SQL argument: a table or a scalar value.
@@ -433,6 +435,13 @@ fn parse_arg(pat_type: &mut syn::PatType, cx: &Ctxt) -> Option<ArgParam> {
                     "`optional_partition_by` applies to set semantics; a row-semantics table is never partitioned",
                 );
             }
+            let supports_updates = argument.table_trait("supports_updates");
+            if let (Some(flag), Some(_)) = (supports_updates, row) {
+                cx.error_spanned_by(
+                    flag,
+                    "`supports_updates` applies to set semantics; a row-semantics table is read insert-only",
+                );
+            }
             if let Some(optional) = &argument.optional {
                 cx.error_spanned_by(optional, "a table argument cannot be `optional`");
             }
@@ -441,6 +450,7 @@ fn parse_arg(pat_type: &mut syn::PatType, cx: &Ctxt) -> Option<ArgParam> {
                 optional_partition_by: optional_partition_by.is_some(),
                 pass_columns_through: argument.table_trait("pass_columns_through").is_some(),
                 require_on_time: argument.table_trait("require_on_time").is_some(),
+                supports_updates: supports_updates.is_some(),
             })
         }
     };

@@ -141,6 +141,7 @@ fn table_traits_need_a_table_and_one_semantics() {
                 #[argument(row_semantic_table, set_semantic_table)] a: Row,
                 #[argument(require_on_time)] b: i64,
                 #[argument(row_semantic_table, optional_partition_by)] c: Row,
+                #[argument(row_semantic_table, supports_updates)] d: Row,
                 out: &mut Collector<i64>,
             ) {}
         },
@@ -153,6 +154,7 @@ fn table_traits_need_a_table_and_one_semantics() {
             "a table argument has either row semantics or set semantics, not both",
             "`require_on_time` applies to table arguments: add `row_semantic_table` or `set_semantic_table`",
             "`optional_partition_by` applies to set semantics; a row-semantics table is never partitioned",
+            "`supports_updates` applies to set semantics; a row-semantics table is read insert-only",
         ]
     );
 }

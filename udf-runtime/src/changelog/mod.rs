@@ -71,30 +71,38 @@ pub fn parse_kind(short: &str) -> Option<RowKind> {
     }
 }
 
-/// Reads a row-kind column: for each row, whether it takes back (`-U`, `-D`) rather than
-/// adds (`+I`, `+U`). An error names the row and value that are not a row kind; `what` says
-/// where the column comes from.
-pub fn retractions(column: &ArrayRef, what: &str) -> Result<Vec<bool>> {
-    let Some(kinds) = column.as_string_opt::<i32>() else {
+/// Reads a row-kind column. An error names the row and value that are not a row kind;
+/// `what` says where the column comes from.
+pub fn kinds(column: &ArrayRef, what: &str) -> Result<Vec<RowKind>> {
+    let Some(shorts) = column.as_string_opt::<i32>() else {
         return exec_err!(
             "the row kinds of {what} are {}, not STRING",
             column.data_type()
         );
     };
-    let mut retract = Vec::with_capacity(kinds.len());
-    for row in 0..kinds.len() {
-        let kind = kinds.is_valid(row).then(|| kinds.value(row));
-        match kind.and_then(parse_kind) {
-            Some(kind) => retract.push(!kind.is_addition()),
+    let mut kinds = Vec::with_capacity(shorts.len());
+    for row in 0..shorts.len() {
+        let short = shorts.is_valid(row).then(|| shorts.value(row));
+        match short.and_then(parse_kind) {
+            Some(kind) => kinds.push(kind),
             None => {
                 return exec_err!(
                     "row {row} of {what} has row kind {}, not one of +I, -U, +U, -D",
-                    kind.map_or("NULL".to_owned(), |k| format!("`{k}`"))
+                    short.map_or("NULL".to_owned(), |k| format!("`{k}`"))
                 );
             }
         }
     }
-    Ok(retract)
+    Ok(kinds)
+}
+
+/// For each row of a row-kind column, whether it takes back (`-U`, `-D`) rather than adds
+/// (`+I`, `+U`); errors as [`kinds`].
+pub fn retractions(column: &ArrayRef, what: &str) -> Result<Vec<bool>> {
+    Ok(kinds(column, what)?
+        .into_iter()
+        .map(|kind| !kind.is_addition())
+        .collect())
 }
 
 /// A row-kind column of the given kinds.

@@ -7,8 +7,9 @@
 //!   changelog becomes the updating aggregate, whose output is a changelog;
 //! - a projection over a changelog keeps its row-kind column (appended when not selected);
 //! - a table aggregate over a stream emits a changelog, as Flink's do;
-//! - filters and aliases pass a changelog through unchanged, as Flink filters each row, and
-//!   `INSERT INTO` a table with an `op` column writes the kinds there;
+//! - filters and aliases pass a changelog through unchanged, as Flink filters each row,
+//!   `INSERT INTO` a table with an `op` column writes the kinds there, and a PTF whose table
+//!   argument declares `supports_updates` reads each row with its kind;
 //! - any other operator over a changelog is a planning error naming it: it would read `-U`
 //!   and `-D` rows as if they were inserts.
 
@@ -25,6 +26,7 @@ use datafusion::logical_expr::{Expr, Extension, LogicalPlan, Projection};
 use datafusion::optimizer::AnalyzerRule;
 
 use super::{OP_COLUMN, row_kind_column};
+use crate::ops::ptf::PtfNode;
 use crate::ops::table_aggregate::TableAggregateNode;
 use crate::ops::table_aggregate::aggregation::EmitMode;
 use crate::ops::updating_aggregate::UpdatingAggregateNode;
@@ -149,7 +151,21 @@ fn passes_changelog(plan: &LogicalPlan) -> bool {
         | LogicalPlan::Projection(_)
         | LogicalPlan::Explain(_)
         | LogicalPlan::Analyze(_) => true,
-        LogicalPlan::Extension(extension) => extension.node.as_any().is::<UpdatingAggregateNode>(),
+        LogicalPlan::Extension(extension) => {
+            let node = extension.node.as_any();
+            if let Some(ptf) = node.downcast_ref::<PtfNode>() {
+                // A PTF reads a changelog where its binding found one (`supports_updates`).
+                return ptf.inputs.iter().enumerate().all(|(index, input)| {
+                    !updating(input)
+                        || ptf
+                            .call
+                            .tables
+                            .get(index)
+                            .is_some_and(|t| t.kinds.is_some())
+                });
+            }
+            node.is::<UpdatingAggregateNode>()
+        }
         // A table with a column `op` takes a changelog as rows with their kinds.
         LogicalPlan::Dml(dml) => dml
             .target

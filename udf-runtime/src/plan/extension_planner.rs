@@ -83,10 +83,15 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                     }
                     None => (Vec::new(), Vec::new()),
                 };
+                let kinds = match node.call.tables.get(index).and_then(|t| t.kinds.as_ref()) {
+                    Some(kinds) => physical(std::slice::from_ref(kinds))?.pop(),
+                    None => None,
+                };
                 inputs.push(PtfInput {
                     plan: plan.clone(),
                     keys,
                     row,
+                    kinds,
                 });
             }
             return Ok(Some(Arc::new(PtfExec::new(

@@ -30,6 +30,7 @@ use udf_core::{ArgSpec, ArgType, FunctionSpec, Metrics, OutputType, Semantics, T
 
 use super::call::{PtfCall, TableBinding};
 use super::node::PtfNode;
+use crate::changelog;
 use crate::functions::arguments;
 use crate::plan::table_argument::{Given, TableArgument, call_arguments};
 use crate::streaming::event_time::{EventTime, Watermarks};
@@ -709,6 +710,20 @@ impl PtfArguments<'_> {
             _ => {}
         }
         let schema = input.schema().clone();
+        let kinds = match changelog::row_kind_column(&schema) {
+            None => None,
+            Some(_) if !traits.supports_updates => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` is a changelog (rows of kinds +I, -U, +U, -D), which it does not declare it takes: add `supports_updates` to its #[argument(...)] to read each row with its kind"
+                );
+            }
+            Some(_) if traits.pass_columns_through => {
+                return plan_err!(
+                    "table argument `{arg}` of `{name}` is a changelog: `pass_columns_through` would copy its row kinds into an insert-only output"
+                );
+            }
+            Some(index) => Some(Expr::Column(Column::from(schema.qualified_field(index)))),
+        };
         for key in &keys {
             if !matches!(key, Expr::Column(_)) {
                 return plan_err!(
@@ -728,7 +743,12 @@ impl PtfArguments<'_> {
         // fields matched by name and cast.
         let (row, row_names) = match &traits.row {
             None => {
-                let columns = schema.columns();
+                // Every column but a changelog's row kinds (`ctx.row_kind()` has them).
+                let columns: Vec<Column> = schema
+                    .iter()
+                    .filter(|(_, field)| !changelog::is_row_kind(field))
+                    .map(Column::from)
+                    .collect();
                 let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
                 (columns.into_iter().map(Expr::Column).collect(), names)
             }
@@ -774,7 +794,12 @@ impl PtfArguments<'_> {
         let key_positions = key_columns
             .iter()
             .filter_map(|key| match &traits.row {
-                None => schema.index_of_column(key).ok(),
+                // Its place among the columns the row keeps.
+                None => schema.index_of_column(key).ok().map(|index| {
+                    (0..index)
+                        .filter(|&i| !changelog::is_row_kind(schema.field(i)))
+                        .count()
+                }),
                 Some(_) => row_names
                     .iter()
                     .position(|n: &String| n.eq_ignore_ascii_case(&key.name)),
@@ -791,6 +816,7 @@ impl PtfArguments<'_> {
             order_by: Vec::new(),
             order_names: Vec::new(),
             event_time: None,
+            kinds,
         })
     }
 }

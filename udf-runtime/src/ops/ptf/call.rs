@@ -36,6 +36,8 @@ pub struct TableBinding {
     /// The time column and its watermark: named by `on_time => DESCRIPTOR(ts)`, or the
     /// first ORDER BY column.
     pub event_time: Option<EventTime>,
+    /// The row-kind column, when the table is a changelog (`supports_updates`).
+    pub kinds: Option<Expr>,
 }
 
 /// A PTF call, planned.

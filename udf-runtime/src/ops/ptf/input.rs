@@ -12,4 +12,6 @@ pub struct PtfInput {
     pub plan: Arc<dyn ExecutionPlan>,
     pub keys: Vec<Arc<dyn PhysicalExpr>>,
     pub row: Vec<Arc<dyn PhysicalExpr>>,
+    /// The row-kind column of a changelog table argument.
+    pub kinds: Option<Arc<dyn PhysicalExpr>>,
 }

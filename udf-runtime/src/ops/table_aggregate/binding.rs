@@ -40,6 +40,7 @@ pub fn plan(
             optional_partition_by: true,
             pass_columns_through: false,
             require_on_time: false,
+            supports_updates: false,
         }),
     );
     let changelog_arg =

@@ -28,6 +28,7 @@ use super::instance::Instance;
 use super::output::{CallOutput, Origins};
 use super::routed::Routed;
 use super::router::Inbox;
+use crate::changelog;
 use crate::checkpoint::barrier::{Barrier, Flow};
 use crate::functions::errors::display_value;
 use crate::streaming::sort_buffer::SortBuffer;
@@ -130,6 +131,8 @@ struct DriverTable {
     keys: Vec<Arc<dyn PhysicalExpr>>,
     row: Vec<Arc<dyn PhysicalExpr>>,
     row_fields: Fields,
+    /// The row-kind column of a changelog table argument.
+    kinds: Option<Arc<dyn PhysicalExpr>>,
     /// The input column of `rowtime`, with `on_time`.
     time_column: Option<usize>,
     /// The sources (numbered across the inputs) of this input's partitions.
@@ -233,6 +236,7 @@ impl Driver {
                 keys: input.keys.clone(),
                 row: input.row.clone(),
                 row_fields,
+                kinds: input.kinds.clone(),
                 time_column: call
                     .tables
                     .get(index)
@@ -568,6 +572,13 @@ impl Driver {
         };
         let input = &self.tables[table];
         let keys = evaluate(&input.keys)?;
+        let kinds = match &input.kinds {
+            Some(column) => Some(changelog::kinds(
+                &column.evaluate(batch)?.into_array(rows)?,
+                &format!("the changelog read by `{}`", self.call.name),
+            )?),
+            None => None,
+        };
         let mut slots = std::mem::take(&mut self.slots);
         if self.call.keyed() {
             self.state.slots(&keys, rows, &mut slots)?;
@@ -616,6 +627,7 @@ impl Driver {
                 count: rows,
                 keys: &slots,
                 times,
+                kinds: kinds.as_deref(),
             },
             watermarks: trace,
             table_watermarks,
