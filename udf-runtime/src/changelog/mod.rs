@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::common::{DFSchema, Result, exec_err};
 use udf_core::RowKind;
@@ -105,9 +106,15 @@ pub fn retractions(column: &ArrayRef, what: &str) -> Result<Vec<bool>> {
         .collect())
 }
 
-/// A row-kind column of the given kinds.
-pub fn kinds_array(kinds: impl IntoIterator<Item = RowKind>) -> ArrayRef {
-    Arc::new(StringArray::from_iter_values(
-        kinds.into_iter().map(RowKind::short),
-    ))
+/// A row-kind column of the given kinds (every short form is two bytes: the offsets are
+/// known without looking at the values).
+pub fn kinds_array(kinds: &[RowKind]) -> ArrayRef {
+    let mut values = Vec::with_capacity(kinds.len() * 2);
+    for kind in kinds {
+        values.extend_from_slice(kind.short().as_bytes());
+    }
+    let offsets = OffsetBuffer::new(ScalarBuffer::from_iter(
+        (0..=kinds.len() as i32).map(|i| i * 2),
+    ));
+    Arc::new(StringArray::new(offsets, Buffer::from_vec(values), None))
 }

@@ -20,6 +20,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, BooleanBufferBuilder, RecordBatch, UInt32Array,
 };
+use datafusion::arrow::compute::kernels::boolean::and;
+use datafusion::arrow::compute::kernels::cmp::not_distinct;
 use datafusion::arrow::compute::{concat, take};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
@@ -149,7 +151,10 @@ impl UpdatingAggregation {
             Some(order) => order.value(position) as usize,
             None => position,
         };
-        let group_at: Vec<usize> = (0..rows).map(|p| groups[row_at(p)]).collect();
+        let group_at: Vec<usize> = match &rounds.order {
+            Some(order) => order.values().iter().map(|&r| groups[r as usize]).collect(),
+            None => groups.clone(),
+        };
         let mut inputs = Vec::with_capacity(self.calls.len());
         for call in self.calls.iter() {
             let (args, filter) = call.evaluate_args(batch)?;
@@ -285,7 +290,7 @@ impl UpdatingAggregation {
         for pool in &pools {
             columns.push(take(pool, &values, None)?);
         }
-        columns.push(changelog::kinds_array(kinds));
+        columns.push(changelog::kinds_array(&kinds));
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
     }
 
@@ -312,8 +317,28 @@ impl UpdatingAggregation {
                 .map(|pool| Ok(take(pool, indices, None)?))
                 .collect::<Result<Vec<ArrayRef>>>()
         };
-        let old = self.results.convert_columns(&gather(&old)?)?;
-        let new = self.results.convert_columns(&gather(&new)?)?;
+        let (old, new) = (gather(&old)?, gather(&new)?);
+        // Arrow's comparison kernels where every result type has one (NULL equals NULL);
+        // the row format otherwise (nested types).
+        let same = old
+            .iter()
+            .zip(&new)
+            .map(|(old, new)| not_distinct(old, new))
+            .try_fold(None, |all: Option<BooleanArray>, same| {
+                let same = same?;
+                Ok::<_, datafusion::arrow::error::ArrowError>(Some(match all {
+                    Some(all) => and(&all, &same)?,
+                    None => same,
+                }))
+            });
+        if let Ok(Some(same)) = same {
+            for (i, &position) in candidates.iter().enumerate() {
+                changed[position] = !same.value(i);
+            }
+            return Ok(changed);
+        }
+        let old = self.results.convert_columns(&old)?;
+        let new = self.results.convert_columns(&new)?;
         for (i, &position) in candidates.iter().enumerate() {
             changed[position] = old.row(i) != new.row(i);
         }
@@ -341,15 +366,15 @@ impl UpdatingAggregation {
         for round in 0..rounds {
             starts[round + 1] += starts[round];
         }
-        let mut previous = vec![0u32; rows];
         if rounds == 1 {
             return Rounds {
                 order: None,
                 position: None,
                 starts,
-                previous,
+                previous: Vec::new(),
             };
         }
+        let mut previous = vec![0u32; rows];
         let mut next = starts.clone();
         let mut order = vec![0u32; rows];
         let mut position = vec![0u32; rows];

@@ -112,15 +112,14 @@ impl Aggregator for Folder {
         retract: &BooleanArray,
         total_groups: usize,
     ) -> Result<()> {
-        if add.true_count() > 0 {
-            Folder::fold(
-                self,
-                Fold::Accumulate,
-                args,
-                groups,
-                Some(add),
-                total_groups,
-            )?;
+        // A mask of every row is no mask: the generated loop then tests nothing per row.
+        let add = match add.true_count() {
+            0 => None,
+            all if all == add.len() => Some(None),
+            _ => Some(Some(add)),
+        };
+        if let Some(mask) = add {
+            Folder::fold(self, Fold::Accumulate, args, groups, mask, total_groups)?;
         }
         if retract.true_count() > 0 {
             Folder::fold(

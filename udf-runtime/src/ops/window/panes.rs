@@ -6,12 +6,13 @@
 //! where the watermark reaches the end of an open window, so windows fire before the rows
 //! after that point, as in Flink, while the rows between are folded per window at once.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, RecordBatch, TimestampMillisecondArray, UInt32Array,
 };
+use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::Result;
@@ -46,12 +47,40 @@ pub(super) struct WindowAggregation {
     schema: SchemaRef,
     /// Open windows by (end, start).
     panes: BTreeMap<(i64, i64), Pane>,
+    /// Closed windows' key tables and accumulators, emptied, for windows to come.
+    spare: Vec<Pane>,
     watermarks: SourceWatermarks,
     late: Count,
 }
 
+/// Rows to fold, by window, in the order the windows first appear (a run mostly holds one
+/// or two windows: found by a look at the last one, not by hashing every row).
+#[derive(Default)]
+struct Run {
+    windows: Vec<(Window, Vec<u32>)>,
+    last: usize,
+}
+
+impl Run {
+    fn push(&mut self, window: Window, row: u32) {
+        let at = match self.windows.get(self.last) {
+            Some((last, _)) if *last == window => self.last,
+            _ => match self.windows.iter().position(|(w, _)| *w == window) {
+                Some(at) => at,
+                None => {
+                    self.windows.push((window, Vec::new()));
+                    self.windows.len() - 1
+                }
+            },
+        };
+        self.last = at;
+        self.windows[at].1.push(row);
+    }
+}
+
 /// A batch's columns as the aggregation reads them.
 struct Columns {
+    rows: usize,
     keys: Vec<ArrayRef>,
     /// Each call's arguments and FILTER.
     calls: Vec<(Vec<ArrayRef>, Option<BooleanArray>)>,
@@ -81,6 +110,7 @@ impl WindowAggregation {
             layout,
             schema,
             panes: BTreeMap::new(),
+            spare: Vec::new(),
             watermarks: SourceWatermarks::new(sources),
             late,
         })
@@ -98,6 +128,7 @@ impl WindowAggregation {
     ) -> Result<Vec<RecordBatch>> {
         let rows = batch.num_rows();
         let columns = Columns {
+            rows,
             keys: self
                 .keys
                 .iter()
@@ -110,16 +141,22 @@ impl WindowAggregation {
                 .collect::<Result<_>>()?,
         };
         let mut fired = Vec::new();
-        let mut run: HashMap<Window, Vec<u32>> = HashMap::new();
+        let mut run = Run::default();
         let mut windows = Vec::new();
         // The earliest end − 1 of an open window or one of this run: the watermark there
         // ends the run.
         let mut next_fire = self.next_fire();
+        let mut watermark = self.watermarks.current();
+        let mut last_reported = None;
         for row in 0..rows {
-            if let Some(watermark) = before[row] {
-                self.watermarks.advance(source, watermark);
+            // Rows of a batch mostly share their watermark: combine only when it moved.
+            if before[row] != last_reported {
+                last_reported = before[row];
+                if let Some(reported) = last_reported {
+                    self.watermarks.advance(source, reported);
+                    watermark = self.watermarks.current();
+                }
             }
-            let watermark = self.watermarks.current();
             if let Some(watermark) = watermark
                 && watermark >= next_fire
             {
@@ -132,10 +169,16 @@ impl WindowAggregation {
                 self.late.add(1);
                 continue;
             }
+            if let WindowKind::Tumble { size } = self.window {
+                let start = time - time.rem_euclid(size);
+                run.push((start, start + size), row as u32);
+                next_fire = next_fire.min(start + size - 1);
+                continue;
+            }
             self.window.windows(time, &mut windows);
-            for &(start, end) in &windows {
-                run.entry((start, end)).or_default().push(row as u32);
-                next_fire = next_fire.min(end - 1);
+            for &window in &windows {
+                run.push(window, row as u32);
+                next_fire = next_fire.min(window.1 - 1);
             }
         }
         self.fold(&columns, run)?;
@@ -165,53 +208,69 @@ impl WindowAggregation {
     }
 
     /// Folds a run's rows into their windows.
-    fn fold(&mut self, columns: &Columns, run: HashMap<Window, Vec<u32>>) -> Result<()> {
-        for ((start, end), rows) in run {
-            let rows = UInt32Array::from(rows);
+    fn fold(&mut self, columns: &Columns, run: Run) -> Result<()> {
+        let whole_batch = |rows: &[u32]| {
+            rows.len() == columns.rows && rows.iter().enumerate().all(|(i, &r)| i == r as usize)
+        };
+        for ((start, end), rows) in run.windows {
+            // A window holding every row of the batch, in order, reads the batch as it is.
+            let picked = if whole_batch(&rows) {
+                None
+            } else {
+                Some(UInt32Array::from(rows))
+            };
+            let pick = |column: &ArrayRef| -> Result<ArrayRef> {
+                match &picked {
+                    Some(rows) => Ok(take(column, rows, None)?),
+                    None => Ok(column.clone()),
+                }
+            };
+            let count = picked.as_ref().map_or(columns.rows, |r| r.len());
             let pane = match self.panes.entry((end, start)) {
                 std::collections::btree_map::Entry::Occupied(pane) => pane.into_mut(),
-                std::collections::btree_map::Entry::Vacant(slot) => slot.insert(Pane {
-                    keys: if self.keys.is_empty() {
-                        None
-                    } else {
-                        Some(new_group_values(
-                            self.key_schema.clone(),
-                            &GroupOrdering::None,
-                        )?)
-                    },
-                    accumulators: self
-                        .calls
-                        .iter()
-                        .map(Call::accumulators)
-                        .collect::<Result<_>>()?,
-                    groups: 0,
-                }),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    let pane = match self.spare.pop() {
+                        Some(pane) => pane,
+                        None => Pane {
+                            keys: if self.keys.is_empty() {
+                                None
+                            } else {
+                                Some(new_group_values(
+                                    self.key_schema.clone(),
+                                    &GroupOrdering::None,
+                                )?)
+                            },
+                            accumulators: self
+                                .calls
+                                .iter()
+                                .map(Call::accumulators)
+                                .collect::<Result<_>>()?,
+                            groups: 0,
+                        },
+                    };
+                    slot.insert(pane)
+                }
             };
-            let mut groups = Vec::with_capacity(rows.len());
+            let mut groups = Vec::with_capacity(count);
             match &mut pane.keys {
                 Some(keys) => {
-                    let taken = columns
-                        .keys
-                        .iter()
-                        .map(|k| Ok(take(k, &rows, None)?))
-                        .collect::<Result<Vec<_>>>()?;
-                    keys.intern(&taken, &mut groups)?;
+                    let picked_keys = columns.keys.iter().map(&pick).collect::<Result<Vec<_>>>()?;
+                    keys.intern(&picked_keys, &mut groups)?;
                     pane.groups = keys.len();
                 }
                 None => {
-                    groups.resize(rows.len(), 0);
+                    groups.resize(count, 0);
                     pane.groups = 1;
                 }
             }
-            let none = BooleanArray::from(vec![false; rows.len()]);
+            let none = BooleanArray::new(BooleanBuffer::new_unset(count), None);
             for ((args, filter), accumulators) in columns.calls.iter().zip(&mut pane.accumulators) {
-                let args = args
-                    .iter()
-                    .map(|a| Ok(take(a, &rows, None)?))
-                    .collect::<Result<Vec<_>>>()?;
+                let args = args.iter().map(&pick).collect::<Result<Vec<_>>>()?;
                 let add = match filter {
-                    Some(kept) => BooleanArray::from(take(kept, &rows, None)?.to_data()),
-                    None => BooleanArray::from(vec![true; rows.len()]),
+                    Some(kept) => {
+                        BooleanArray::from(pick(&(Arc::new(kept.clone()) as ArrayRef))?.to_data())
+                    }
+                    None => BooleanArray::new(BooleanBuffer::new_set(count), None),
                 };
                 accumulators.fold(&args, &groups, &add, &none, pane.groups)?;
             }
@@ -228,13 +287,21 @@ impl WindowAggregation {
             if end - 1 > watermark {
                 break;
             }
-            let pane = entry.remove();
-            fired.push(self.emit(start, end, pane)?);
+            let mut pane = entry.remove();
+            fired.push(self.emit(start, end, &mut pane)?);
+            // Its key table keeps its capacity and its accumulators their vectors for the
+            // next window (a window of as many keys as this one).
+            let groups: Vec<usize> = (0..pane.groups).collect();
+            for accumulators in &mut pane.accumulators {
+                accumulators.clear(&groups);
+            }
+            pane.groups = 0;
+            self.spare.push(pane);
         }
         Ok(fired)
     }
 
-    fn emit(&self, start: i64, end: i64, mut pane: Pane) -> Result<RecordBatch> {
+    fn emit(&self, start: i64, end: i64, pane: &mut Pane) -> Result<RecordBatch> {
         let groups: Vec<usize> = (0..pane.groups).collect();
         let keys = match &mut pane.keys {
             Some(keys) => keys.emit(EmitTo::All)?,
