@@ -135,3 +135,41 @@ async fn projections_and_filters_over_a_changelog_keep_row_kinds() {
     // b's `-U 5` / `+U 5` pair is not emitted at all (SUM did not change).
     assert_eq!(output, ["50 +I", "50 +U"]);
 }
+
+/// DISTINCT counts a value once per group while any row holds it: the call sees it come
+/// with its first row and go with its last (Flink's distinct views).
+#[tokio::test]
+async fn distinct_calls_see_a_value_come_and_go() {
+    let changes: [Change; 6] = [
+        ("+I", "a", Some(1)),
+        ("+I", "a", Some(1)),
+        ("+I", "a", Some(2)),
+        ("-D", "a", Some(1)),
+        ("-D", "a", Some(1)),
+        ("+I", "a", Some(3)),
+    ];
+    let sql =
+        "SELECT k, COUNT(DISTINCT v) AS d, SUM(DISTINCT v) AS s, COUNT(*) AS n FROM t GROUP BY k";
+    for rows_per_batch in [1, 6] {
+        let session = session(1);
+        let feed = changelog_table(&session);
+        let output = fed_output(&session, feed, sql, &changes, true, rows_per_batch).await;
+        assert_eq!(
+            output,
+            [
+                "a 1 1 1 +I",
+                "a 1 1 1 -U",
+                "a 1 1 2 +U",
+                "a 1 1 2 -U",
+                "a 2 3 3 +U",
+                "a 2 3 3 -U",
+                "a 2 3 2 +U",
+                "a 2 3 2 -U",
+                "a 1 2 1 +U",
+                "a 1 2 1 -U",
+                "a 2 5 2 +U",
+            ],
+            "{rows_per_batch} rows per batch"
+        );
+    }
+}

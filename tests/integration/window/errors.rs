@@ -49,6 +49,12 @@ async fn window_table_functions_refuse_what_they_cannot_window() {
         "{error}"
     );
 
+    let error = planning_error("SELECT window_start, window_end, COUNT(DISTINCT item) FROM TABLE(SESSION(TABLE bid, DESCRIPTOR(bidtime), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end").await;
+    assert!(
+        error.contains("DISTINCT aggregates in session windows are not supported"),
+        "{error}"
+    );
+
     let error = planning_error("SELECT * FROM TABLE(TUMBLE(TABLE bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '1' MINUTE))").await;
     assert!(
         error.contains("the table of TUMBLE takes no PARTITION BY (only SESSION does)"),

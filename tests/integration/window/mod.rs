@@ -73,6 +73,9 @@ async fn tumbling_windows_sum_each_ten_minutes() {
             ["08:00 08:10 11.00", "08:10 08:20 10.00"]
         );
     }
+    // DISTINCT in a window: items before `D` or not, two kinds in each window.
+    let sql = "SELECT window_start, COUNT(DISTINCT item < 'D') AS kinds, COUNT(DISTINCT price > 0) AS positive FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES)) GROUP BY window_start, window_end";
+    assert_eq!(windows(&bids(1), sql).await, ["08:00 2 1", "08:10 2 1"]);
 }
 
 #[tokio::test]

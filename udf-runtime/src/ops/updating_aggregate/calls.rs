@@ -13,6 +13,7 @@ use datafusion::physical_expr::PhysicalExpr;
 
 use super::aggregator::Aggregator;
 use super::builtins;
+use super::distinct::Distinct;
 use crate::functions::aggregate::folder::{Fold, Folder};
 use crate::functions::aggregate::udf::AggregateUdf;
 
@@ -30,6 +31,8 @@ pub(crate) struct Call {
     pub(crate) function: CallFunction,
     pub(crate) args: Vec<Arc<dyn PhysicalExpr>>,
     pub(crate) filter: Option<Arc<dyn PhysicalExpr>>,
+    /// `DISTINCT`: each argument value counts once per group.
+    pub(crate) distinct: bool,
     pub(crate) output: FieldRef,
     pub(crate) arg_fields: Vec<FieldRef>,
 }
@@ -39,6 +42,7 @@ impl Call {
         function: CallFunction,
         args: Vec<Arc<dyn PhysicalExpr>>,
         filter: Option<Arc<dyn PhysicalExpr>>,
+        distinct: bool,
         output: FieldRef,
         input: &Schema,
     ) -> Result<Self> {
@@ -50,6 +54,7 @@ impl Call {
             function,
             args,
             filter,
+            distinct,
             output,
             arg_fields,
         };
@@ -60,12 +65,16 @@ impl Call {
 
     /// Empty accumulators for one partition.
     pub(crate) fn accumulators(&self) -> Result<Box<dyn Aggregator>> {
-        match &self.function {
-            CallFunction::Ours(udaf) => Ok(Box::new(udaf.folder(&self.arg_fields, &self.output)?)),
+        let accumulators: Box<dyn Aggregator> = match &self.function {
+            CallFunction::Ours(udaf) => Box::new(udaf.folder(&self.arg_fields, &self.output)?),
             CallFunction::BuiltIn(name) => {
-                builtins::accumulators(name, &self.arg_fields, &self.output)
+                builtins::accumulators(name, &self.arg_fields, &self.output)?
             }
+        };
+        if self.distinct {
+            return Ok(Box::new(Distinct::new(accumulators, &self.arg_fields)?));
         }
+        Ok(accumulators)
     }
 
     /// The call's arguments over `batch`, and which rows its FILTER keeps.

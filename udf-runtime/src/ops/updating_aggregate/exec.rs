@@ -71,7 +71,8 @@ impl DisplayAs for UpdatingAggregateExec {
                     .as_ref()
                     .map(|f| format!(" FILTER (WHERE {f})"))
                     .unwrap_or_default();
-                format!("{}({}){filter}", call.name(), args.join(", "))
+                let distinct = if call.distinct { "DISTINCT " } else { "" };
+                format!("{}({distinct}{}){filter}", call.name(), args.join(", "))
             })
             .collect();
         write!(

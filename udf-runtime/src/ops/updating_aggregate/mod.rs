@@ -3,13 +3,14 @@
 //! new when a row changes a group's result, nothing when the result stays the same, `-D`
 //! when retraction empties a group. The logical node and its checks (`node.rs`), the
 //! aggregate calls it computes (`calls.rs`), what it asks of their accumulators
-//! (`aggregator.rs`), the built-ins' accumulators (`builtins.rs`), the per-partition
+//! (`aggregator.rs`), the built-ins' accumulators (`builtins.rs`), DISTINCT (`distinct.rs`), the per-partition
 //! aggregation row by row in vectorized rounds (`aggregation.rs`) and the exec (`exec.rs`).
 
 mod aggregation;
 pub(crate) mod aggregator;
 mod builtins;
 pub(crate) mod calls;
+mod distinct;
 pub mod exec;
 pub mod node;
 

@@ -77,11 +77,6 @@ pub(crate) fn check_calls(calls: &[Expr], updating: bool) -> Result<()> {
 fn check_call(call: &Expr, updating: bool) -> Result<()> {
     let function = aggregate_function(call)?;
     let name = function.func.name();
-    if function.params.distinct {
-        return plan_err!(
-            "`{call}`: DISTINCT aggregates over a stream or a changelog are not supported yet; aggregate the distinct rows of a subquery instead"
-        );
-    }
     if !function.params.order_by.is_empty() {
         return plan_err!(
             "`{call}`: an aggregate with ORDER BY over a stream or a changelog is not supported"
@@ -173,6 +168,7 @@ pub(crate) fn call(
         Some(udaf) => CallFunction::Ours(Arc::new(udaf.clone())),
         None => CallFunction::BuiltIn(function.func.name().to_ascii_lowercase()),
     };
+    let distinct = function.params.distinct;
     let filter = match &function.params.filter {
         Some(filter) => physical(std::slice::from_ref(filter.as_ref()))?.pop(),
         None => None,
@@ -181,6 +177,7 @@ pub(crate) fn call(
         computed,
         physical(&function.params.args)?,
         filter,
+        distinct,
         output.clone(),
         input,
     )

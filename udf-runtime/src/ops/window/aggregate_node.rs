@@ -101,6 +101,11 @@ impl WindowAggregateNode {
 fn check_merge(calls: &[Expr]) -> Result<()> {
     for call in calls {
         let function = aggregate_function(call)?;
+        if function.params.distinct {
+            return plan_err!(
+                "`{call}`: DISTINCT aggregates in session windows are not supported (two sessions' distinct values may overlap when they merge)"
+            );
+        }
         if let Some(udaf) = ours(&function.func)
             && !udaf.spec().capabilities.merge
         {
