@@ -1,6 +1,7 @@
 //! Changelogs: rows with kinds (`+I`, `-U`, `+U`, `-D`) fed in, the updating GROUP BY over
 //! streams and changelogs, what may read a changelog, and a changelog applied to a table.
 
+mod debezium;
 mod errors;
 mod group_by;
 mod materialize;

@@ -12,6 +12,7 @@
 //! operator that would read an updating input as if it were insert-only.
 
 mod apply;
+pub mod debezium;
 pub(crate) mod modes;
 
 pub use apply::materialize;

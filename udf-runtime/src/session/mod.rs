@@ -443,6 +443,22 @@ impl Session {
         self.register_feed(name, schema)
     }
 
+    /// Registers table `name`: the changelog that the `debezium-json` files at `path` hold
+    /// (a file, or a directory of them in name order; Flink's format), as rows of `schema`
+    /// with the row-kind column `op`. The files are read now, into memory.
+    pub fn register_debezium_json(
+        &self,
+        name: &str,
+        path: impl AsRef<std::path::Path>,
+        schema: udf_core::arrow::datatypes::SchemaRef,
+    ) -> Result<()> {
+        let changes = crate::changelog::debezium::read(path.as_ref(), &schema)?;
+        let table =
+            datafusion::datasource::MemTable::try_new(changes.schema(), vec![vec![changes]])?;
+        self.context.register_table(name, Arc::new(table))?;
+        Ok(())
+    }
+
     /// Declares the watermark of `table`'s time column `column`: `max(column seen) - delay`,
     /// emitted after every row (SQL: `WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`). A PTF
     /// call names the column with `on_time => DESCRIPTOR(column)`.
