@@ -3,6 +3,7 @@
 //! `docs/semantics.md`.
 
 mod errors;
+mod over;
 mod streaming;
 
 use std::time::Duration;

@@ -6,6 +6,8 @@
 //! - any other GROUP BY over a stream (a fed table or another unbounded table) or over a
 //!   changelog becomes the updating aggregate, whose output is a changelog;
 //! - a projection over a changelog keeps its row-kind column (appended when not selected);
+//! - an OVER window over a stream, ordered by a time attribute, becomes a row-time OVER
+//!   (each row once the watermark passes it);
 //! - a table aggregate over a stream emits a changelog, as Flink's do;
 //! - filters and aliases pass a changelog through unchanged, as Flink filters each row,
 //!   `INSERT INTO` a table with an `op` column writes the kinds there, and a PTF whose table
@@ -26,19 +28,25 @@ use datafusion::logical_expr::{Expr, Extension, LogicalPlan, Projection};
 use datafusion::optimizer::AnalyzerRule;
 
 use super::{OP_COLUMN, row_kind_column};
+use crate::ops::over::EventTimeOverNode;
 use crate::ops::ptf::PtfNode;
 use crate::ops::table_aggregate::TableAggregateNode;
 use crate::ops::table_aggregate::aggregation::EmitMode;
 use crate::ops::updating_aggregate::UpdatingAggregateNode;
 use crate::ops::window::WindowAggregateNode;
 use crate::session::feed::FeedTable;
+use crate::streaming::event_time::Watermarks;
 
 #[derive(Debug, Default)]
-pub struct ChangelogModes;
+pub struct ChangelogModes {
+    /// Where the time attributes of OVER windows over a stream get their watermarks.
+    pub watermarks: Arc<Watermarks>,
+}
 
 impl AnalyzerRule for ChangelogModes {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(rewrite).map(|t| t.data)
+        plan.transform_up_with_subqueries(|plan| rewrite(plan, &self.watermarks))
+            .map(|t| t.data)
     }
 
     fn name(&self) -> &str {
@@ -51,8 +59,14 @@ pub fn updating(plan: &LogicalPlan) -> bool {
     row_kind_column(plan.schema()).is_some()
 }
 
-fn rewrite(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+fn rewrite(plan: LogicalPlan, watermarks: &Watermarks) -> Result<Transformed<LogicalPlan>> {
     match plan {
+        LogicalPlan::Window(window) if !updating(&window.input) && streaming(&window.input) => {
+            let node = EventTimeOverNode::try_new(&window, watermarks)?;
+            Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                node: Arc::new(node),
+            })))
+        }
         LogicalPlan::Aggregate(aggregate) if !updating(&aggregate.input) => {
             match WindowAggregateNode::of(&aggregate)? {
                 Some(node) => Ok(Transformed::yes(LogicalPlan::Extension(Extension {

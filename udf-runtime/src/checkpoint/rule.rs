@@ -26,6 +26,7 @@ use datafusion::physical_plan::{
 
 use super::config::CheckpointConfig;
 use super::region;
+use crate::ops::over::EventTimeOverExec;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::sink::exec::CommittingSinkExec;
 use crate::ops::sink::sink_input_passes;
@@ -55,12 +56,12 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             stateful += usize::from(keeps_state(node.as_ref()));
             let any = node.as_ref() as &dyn Any;
             updating_aggregate |= any.is::<UpdatingAggregateExec>();
-            window_aggregate |= any.is::<WindowAggregateExec>();
+            window_aggregate |= any.is::<WindowAggregateExec>() || any.is::<EventTimeOverExec>();
             Ok(TreeNodeRecursion::Continue)
         })?;
         if window_aggregate {
             return plan_err!(
-                "{ON}, but this query has a window aggregate, whose open windows checkpoints do not save yet: a restored run would lose them"
+                "{ON}, but this query has a window aggregate or an OVER window over a stream, whose waiting rows checkpoints do not save yet: a restored run would lose them"
             );
         }
         if updating_aggregate {

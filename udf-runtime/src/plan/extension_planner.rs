@@ -11,6 +11,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
 use crate::ops::lateral::{LateralExec, LateralNode};
+use crate::ops::over::{EventTimeOverExec, EventTimeOverNode};
 use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
@@ -131,6 +132,28 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                 node.time.clone(),
                 physical(&node.keys)?,
                 node.layout.clone(),
+                calls,
+                Arc::new(node.schema.as_arrow().clone()),
+                session.config().target_partitions(),
+            ))));
+        }
+        if let Some(node) = node.as_any().downcast_ref::<EventTimeOverNode>() {
+            groups_in_memory(session, "an OVER window over a stream")?;
+            let width = node.input.schema().fields().len();
+            let calls = node
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    let output = node.schema.field(width + index);
+                    updating_aggregate::call(call, output, &physical, &physical_inputs[0].schema())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Some(Arc::new(EventTimeOverExec::new(
+                physical_inputs[0].clone(),
+                physical(&node.keys)?,
+                node.time.clone(),
+                node.frame,
                 calls,
                 Arc::new(node.schema.as_arrow().clone()),
                 session.config().target_partitions(),

@@ -112,7 +112,9 @@ impl Session {
         let mut analyzer_rules = datafusion::optimizer::Analyzer::new().rules;
         analyzer_rules.insert(0, Arc::new(LateralJoins));
         // Changelogs are told apart once the plan is typed.
-        analyzer_rules.push(Arc::new(ChangelogModes));
+        analyzer_rules.push(Arc::new(ChangelogModes {
+            watermarks: watermarks.clone(),
+        }));
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()

@@ -54,6 +54,13 @@ pub(super) fn accumulators(
     }
 }
 
+/// Makes room for `total` groups (never fewer: a caller may name only the groups it folds).
+fn grow<T: Clone>(values: &mut Vec<T>, total: usize, empty: T) {
+    if values.len() < total {
+        values.resize(total, empty);
+    }
+}
+
 /// Whether every argument of `row` is set (COUNT(x) counts non-NULL values).
 fn all_valid(args: &[ArrayRef], row: usize) -> bool {
     args.iter().all(|a| a.is_valid(row))
@@ -79,7 +86,7 @@ impl Aggregator for Count {
         retract: &BooleanArray,
         total_groups: usize,
     ) -> Result<()> {
-        self.counts.resize(total_groups, 0);
+        grow(&mut self.counts, total_groups, 0);
         for (row, &group) in groups.iter().enumerate() {
             if all_valid(args, row) {
                 self.counts[group] += change(add, retract, row);
@@ -96,7 +103,7 @@ impl Aggregator for Count {
     }
 
     fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
-        self.counts.resize(total_groups, 0);
+        grow(&mut self.counts, total_groups, 0);
         self.counts[into] += std::mem::take(&mut self.counts[from]);
         Ok(())
     }
@@ -136,8 +143,8 @@ impl<T: ArrowPrimitiveType> Aggregator for Sum<T> {
         retract: &BooleanArray,
         total_groups: usize,
     ) -> Result<()> {
-        self.sums.resize(total_groups, T::Native::ZERO);
-        self.counts.resize(total_groups, 0);
+        grow(&mut self.sums, total_groups, T::Native::ZERO);
+        grow(&mut self.counts, total_groups, 0);
         let values = args[0].as_primitive::<T>();
         for (row, &group) in groups.iter().enumerate() {
             if values.is_null(row) {
@@ -164,8 +171,8 @@ impl<T: ArrowPrimitiveType> Aggregator for Sum<T> {
     }
 
     fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
-        self.sums.resize(total_groups, T::Native::ZERO);
-        self.counts.resize(total_groups, 0);
+        grow(&mut self.sums, total_groups, T::Native::ZERO);
+        grow(&mut self.counts, total_groups, 0);
         self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
         self.counts[into] += self.counts[from];
         self.clear(&[from]);
@@ -252,7 +259,9 @@ impl Aggregator for Extreme {
         retract: &BooleanArray,
         total_groups: usize,
     ) -> Result<()> {
-        self.values.resize_with(total_groups, BTreeMap::new);
+        if self.values.len() < total_groups {
+            self.values.resize_with(total_groups, BTreeMap::new);
+        }
         let rows = self.converter.convert_columns(&args[..1])?;
         for (row, &group) in groups.iter().enumerate() {
             let change = change(add, retract, row);
@@ -291,7 +300,9 @@ impl Aggregator for Extreme {
     }
 
     fn merge(&mut self, into: usize, from: usize, total_groups: usize) -> Result<()> {
-        self.values.resize_with(total_groups, BTreeMap::new);
+        if self.values.len() < total_groups {
+            self.values.resize_with(total_groups, BTreeMap::new);
+        }
         for (value, count) in std::mem::take(&mut self.values[from]) {
             *self.values[into].entry(value).or_insert(0) += count;
         }

@@ -41,7 +41,9 @@ impl Aggregator for Distinct {
         retract: &BooleanArray,
         total_groups: usize,
     ) -> Result<()> {
-        self.counts.resize_with(total_groups, HashMap::new);
+        if self.counts.len() < total_groups {
+            self.counts.resize_with(total_groups, HashMap::new);
+        }
         let values = self.converter.convert_columns(args)?;
         let mut comes = BooleanBufferBuilder::new(groups.len());
         let mut goes = BooleanBufferBuilder::new(groups.len());

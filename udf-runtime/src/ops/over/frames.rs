@@ -1,0 +1,347 @@
+//! One processor of a row-time OVER window (Flink's `RowTime*BoundedPrecedingFunction`s):
+//! rows wait per key until the watermark passes their time, then go out in time order,
+//! each with the aggregates over its frame — rows of the same time together for RANGE, one
+//! by one for ROWS. A row no later than the last time its key emitted is late, dropped and
+//! counted.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use datafusion::arrow::buffer::BooleanBuffer;
+use datafusion::arrow::compute::{concat, interleave, take};
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::common::Result;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
+use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::metrics::Count;
+
+use super::node::Frame;
+use crate::ops::updating_aggregate::aggregator::Aggregator;
+use crate::ops::updating_aggregate::calls::Call;
+use crate::streaming::watermarks::SourceWatermarks;
+
+/// A row kept: its batch's number and its place there.
+type RowRef = (u32, u32);
+
+/// An input batch whose rows wait or are in a frame, with each call's arguments over it.
+struct Stored {
+    batch: RecordBatch,
+    args: Vec<Vec<ArrayRef>>,
+    /// Rows still referring to it.
+    refs: usize,
+}
+
+pub(super) struct OverProcessor {
+    frame: Frame,
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    key_ids: Option<Box<dyn GroupValues>>,
+    calls: Arc<[Call]>,
+    /// One group per key.
+    accumulators: Vec<Box<dyn Aggregator>>,
+    stored: HashMap<u32, Stored>,
+    next_batch: u32,
+    /// Rows waiting for the watermark, by (time, key), in arrival order.
+    pending: BTreeMap<(i64, usize), Vec<RowRef>>,
+    /// Per key: the rows in its frame, oldest first (bounded frames).
+    retained: Vec<VecDeque<(i64, RowRef)>>,
+    /// Per key: the time it last emitted.
+    last: Vec<Option<i64>>,
+    schema: SchemaRef,
+    watermarks: SourceWatermarks,
+    late: Count,
+}
+
+impl OverProcessor {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        frame: Frame,
+        keys: Vec<Arc<dyn PhysicalExpr>>,
+        input: &Schema,
+        calls: Arc<[Call]>,
+        schema: SchemaRef,
+        sources: usize,
+        late: Count,
+    ) -> Result<Self> {
+        let key_ids = if keys.is_empty() {
+            None
+        } else {
+            let fields = keys
+                .iter()
+                .map(|k| k.return_field(input))
+                .collect::<Result<Vec<_>>>()?;
+            Some(new_group_values(
+                Arc::new(Schema::new(fields)),
+                &GroupOrdering::None,
+            )?)
+        };
+        Ok(OverProcessor {
+            frame,
+            keys,
+            key_ids,
+            accumulators: calls
+                .iter()
+                .map(Call::accumulators)
+                .collect::<Result<_>>()?,
+            calls,
+            stored: HashMap::new(),
+            next_batch: 0,
+            pending: BTreeMap::new(),
+            retained: Vec::new(),
+            last: Vec::new(),
+            schema,
+            watermarks: SourceWatermarks::new(sources),
+            late,
+        })
+    }
+
+    /// Rows from `source` with their times and the watermark before each, then the
+    /// watermark after them; the rows the watermark released.
+    pub(super) fn rows(
+        &mut self,
+        source: usize,
+        batch: RecordBatch,
+        times: &[i64],
+        before: &[Option<i64>],
+        after: Option<i64>,
+    ) -> Result<Vec<RecordBatch>> {
+        let rows = batch.num_rows();
+        let key_ids = match &mut self.key_ids {
+            Some(ids) => {
+                let columns = self
+                    .keys
+                    .iter()
+                    .map(|k| k.evaluate(&batch)?.into_array(rows))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut key_ids = Vec::with_capacity(rows);
+                ids.intern(&columns, &mut key_ids)?;
+                key_ids
+            }
+            None => vec![0; rows],
+        };
+        let keys = key_ids
+            .iter()
+            .max()
+            .map_or(0, |k| k + 1)
+            .max(self.last.len());
+        self.last.resize(keys, None);
+        self.retained.resize_with(keys, VecDeque::new);
+        let args = self
+            .calls
+            .iter()
+            .map(|call| Ok(call.evaluate_args(&batch)?.0))
+            .collect::<Result<Vec<_>>>()?;
+        let number = self.next_batch;
+        self.next_batch += 1;
+        // One reference held while the batch's rows go in (a row may be released before the
+        // last one is read); one per waiting row.
+        self.stored.insert(
+            number,
+            Stored {
+                batch,
+                args,
+                refs: 1,
+            },
+        );
+        let mut out = Vec::new();
+        for row in 0..rows {
+            if let Some(watermark) = before[row] {
+                let previous = self.watermarks.current();
+                self.watermarks.advance(source, watermark);
+                let now = self.watermarks.current();
+                if now > previous
+                    && let Some(now) = now
+                {
+                    out.extend(self.release(now)?);
+                }
+            }
+            let (key, time) = (key_ids[row], times[row]);
+            if self.last[key].is_some_and(|last| time <= last) {
+                self.late.add(1);
+                continue;
+            }
+            self.pending
+                .entry((time, key))
+                .or_default()
+                .push((number, row as u32));
+            if let Some(stored) = self.stored.get_mut(&number) {
+                stored.refs += 1;
+            }
+        }
+        self.release_refs(&[(number, 0)]);
+        if let Some(watermark) = after {
+            self.watermarks.advance(source, watermark);
+        }
+        if let Some(now) = self.watermarks.current() {
+            out.extend(self.release(now)?);
+        }
+        Ok(out)
+    }
+
+    /// `source` ended (its watermark is +∞); the rows that released.
+    pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+        self.watermarks.end(source);
+        match self.watermarks.current() {
+            Some(now) => self.release(now),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Emits every waiting row at or behind `watermark`, in time order.
+    fn release(&mut self, watermark: i64) -> Result<Vec<RecordBatch>> {
+        let mut emitted: Vec<RowRef> = Vec::new();
+        let mut results: Vec<Vec<ArrayRef>> = vec![Vec::new(); self.calls.len()];
+        // For each emitted row, which result (per call) it takes.
+        let mut result_of: Vec<u32> = Vec::new();
+        // Rows done with (emitted without a frame, or out of their frame): their batches'
+        // references go once the output is built.
+        let mut done: Vec<RowRef> = Vec::new();
+        while let Some(entry) = self.pending.first_entry() {
+            let (time, key) = *entry.key();
+            if time > watermark {
+                break;
+            }
+            let rows = entry.remove();
+            self.last[key] = Some(time);
+            match self.frame {
+                Frame::Unbounded | Frame::Range(_) => {
+                    if let Frame::Range(range) = self.frame {
+                        let mut expired = Vec::new();
+                        while let Some(&(at, row)) = self.retained[key].front() {
+                            if at >= time - range {
+                                break;
+                            }
+                            self.retained[key].pop_front();
+                            expired.push(row);
+                        }
+                        self.fold(&expired, key, false)?;
+                        done.extend(expired);
+                    }
+                    self.fold(&rows, key, true)?;
+                    let at = results[0].len() as u32;
+                    for (call, accumulators) in self.accumulators.iter_mut().enumerate() {
+                        results[call].push(accumulators.evaluate(&[key])?);
+                    }
+                    for &row in &rows {
+                        emitted.push(row);
+                        result_of.push(at);
+                        if let Frame::Range(_) = self.frame {
+                            self.retained[key].push_back((time, row));
+                        }
+                    }
+                    if self.frame == Frame::Unbounded {
+                        done.extend(&rows);
+                    }
+                }
+                Frame::Rows(preceding) => {
+                    for &row in &rows {
+                        self.fold(&[row], key, true)?;
+                        self.retained[key].push_back((time, row));
+                        if self.retained[key].len() as u64 > preceding + 1 {
+                            let (_, gone) = self.retained[key]
+                                .pop_front()
+                                .expect("longer than the frame");
+                            self.fold(&[gone], key, false)?;
+                            done.push(gone);
+                        }
+                        let at = results[0].len() as u32;
+                        for (call, accumulators) in self.accumulators.iter_mut().enumerate() {
+                            results[call].push(accumulators.evaluate(&[key])?);
+                        }
+                        emitted.push(row);
+                        result_of.push(at);
+                    }
+                }
+            }
+        }
+        if emitted.is_empty() {
+            self.release_refs(&done);
+            return Ok(Vec::new());
+        }
+        let output = self.output(&emitted, &results, &result_of)?;
+        self.release_refs(&done);
+        Ok(vec![output])
+    }
+
+    /// Folds `rows` of `key` into (or, `adding` false, out of) its accumulators.
+    fn fold(&mut self, rows: &[RowRef], key: usize, adding: bool) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let (sources, picks) = self.sources(rows);
+        let groups = vec![key; rows.len()];
+        let all = BooleanArray::new(BooleanBuffer::new_set(rows.len()), None);
+        let none = BooleanArray::new(BooleanBuffer::new_unset(rows.len()), None);
+        for (call, accumulators) in self.accumulators.iter_mut().enumerate() {
+            let width = self.calls[call].args.len();
+            let mut args = Vec::with_capacity(width);
+            for arg in 0..width {
+                let arrays: Vec<&dyn Array> = sources
+                    .iter()
+                    .map(|number| self.stored[number].args[call][arg].as_ref())
+                    .collect();
+                args.push(interleave(&arrays, &picks)?);
+            }
+            let (add, retract) = if adding { (&all, &none) } else { (&none, &all) };
+            accumulators.fold(&args, &groups, add, retract, self.last.len())?;
+        }
+        Ok(())
+    }
+
+    /// The stored batches `rows` come from, and each row as (batch position, row).
+    fn sources(&self, rows: &[RowRef]) -> (Vec<u32>, Vec<(usize, usize)>) {
+        let mut sources: Vec<u32> = Vec::new();
+        let picks = rows
+            .iter()
+            .map(|&(number, row)| {
+                let at = match sources.iter().position(|&n| n == number) {
+                    Some(at) => at,
+                    None => {
+                        sources.push(number);
+                        sources.len() - 1
+                    }
+                };
+                (at, row as usize)
+            })
+            .collect();
+        (sources, picks)
+    }
+
+    /// Drops a reference to each row's batch; a batch no row refers to is freed.
+    fn release_refs(&mut self, rows: &[RowRef]) {
+        for &(number, _) in rows {
+            if let Some(stored) = self.stored.get_mut(&number) {
+                stored.refs -= 1;
+                if stored.refs == 0 {
+                    self.stored.remove(&number);
+                }
+            }
+        }
+    }
+
+    /// The emitted rows' input columns and, per call, the result each takes.
+    fn output(
+        &self,
+        emitted: &[RowRef],
+        results: &[Vec<ArrayRef>],
+        result_of: &[u32],
+    ) -> Result<RecordBatch> {
+        let (sources, picks) = self.sources(emitted);
+        let width = self.schema.fields().len() - self.calls.len();
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for column in 0..width {
+            let arrays: Vec<&dyn Array> = sources
+                .iter()
+                .map(|number| self.stored[number].batch.column(column).as_ref())
+                .collect();
+            columns.push(interleave(&arrays, &picks)?);
+        }
+        let which = UInt32Array::from(result_of.to_vec());
+        for parts in results {
+            let parts: Vec<&dyn Array> = parts.iter().map(|p| p.as_ref()).collect();
+            columns.push(take(&concat(&parts)?, &which, None)?);
+        }
+        Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
+    }
+}
