@@ -3,6 +3,7 @@
 //! `docs/semantics.md`.
 
 mod errors;
+mod local_time;
 mod over;
 mod streaming;
 

@@ -24,7 +24,7 @@ use udf_core::{ArgColumn, AsyncCall, AsyncScalarFunction, FunctionSpec, Metrics,
 use super::binding;
 use super::lifecycle::LazyInstance;
 use crate::functions::resolve::{self, Conversion};
-use crate::session::async_config::AsyncConfig;
+use crate::session::table_options::TableOptions;
 
 pub struct AsyncScalarUdf {
     name: String,
@@ -168,7 +168,7 @@ impl AsyncScalarUDFImpl for AsyncScalarUdf {
             args: &columns,
             rows,
             output: &output,
-            options: AsyncConfig::scalar_options(&args.config_options),
+            options: TableOptions::async_scalar(&args.config_options),
         };
         let outcome = udf_core::catch_user_panic_async(instance.invoke(call)).await;
         let failure = match outcome {

@@ -13,13 +13,13 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
 use udf_core::{Function, FunctionSpec, Metrics, UserFunction};
 
-pub mod async_config;
 pub mod catalog;
 pub mod checkpoints;
 pub mod clock;
 pub mod feed;
 pub mod job_parameters;
 pub mod state_backend;
+pub mod table_options;
 
 use crate::changelog::modes::ChangelogModes;
 use crate::checkpoint::config::CheckpointConfig;
@@ -41,11 +41,11 @@ use crate::plan::relation_planner::TableArgumentPlanner;
 use crate::plan::watermark_ddl;
 use crate::plan::{set_option, statement};
 use crate::streaming::event_time::{WatermarkEmission, WatermarkSpec, Watermarks};
-use async_config::AsyncConfig;
 use catalog::{Catalog, CatalogEntry, FunctionInfo, normalize};
 use clock::SessionClock;
 use job_parameters::JobParameters;
 use state_backend::StateBackendConfig;
+use table_options::TableOptions;
 use udf_core::ptf::ProcessingClock;
 
 /// An embedded SQL engine (DataFusion) with user-defined functions.
@@ -101,7 +101,7 @@ impl Session {
         let jobs = Arc::new(Jobs::default());
         let config = config
             .with_option_extension(JobParameters::default())
-            .with_option_extension(AsyncConfig::default())
+            .with_option_extension(TableOptions::default())
             .with_option_extension(StateBackendConfig::default())
             .with_option_extension(CheckpointConfig::default())
             .with_extension(jobs.clone());

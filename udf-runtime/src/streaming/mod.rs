@@ -4,6 +4,7 @@
 
 pub mod event_time;
 pub mod keys;
+pub mod local_time;
 pub mod sort_buffer;
 pub mod state;
 pub mod time_attribute;

@@ -22,7 +22,7 @@ use super::call::{ResolvedCall, TableFunctionImpl};
 use super::correlate::Correlate;
 use super::instance::Instance;
 use super::node::LateralJoin;
-use crate::session::async_config::AsyncConfig;
+use crate::session::table_options::TableOptions;
 
 #[derive(Debug)]
 pub struct LateralExec {
@@ -132,7 +132,7 @@ impl ExecutionPlan for LateralExec {
         let batch_size = context.session_config().batch_size();
         let options = context.session_config().options();
         let instance = Instance::open(&self.call, options)?;
-        let async_options = AsyncConfig::table_options(options);
+        let async_options = TableOptions::async_table(options);
         let input = self.input.execute(partition, context)?;
         Ok(lateral_stream(
             input,

@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result, exec_err, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -27,7 +27,9 @@ use super::spec::WindowKind;
 use crate::ops::ptf::routed::Routed;
 use crate::ops::ptf::router::{Inbox, Router, RouterInput};
 use crate::ops::updating_aggregate::calls::Call;
+use crate::session::table_options::TableOptions;
 use crate::streaming::event_time::EventTime;
+use crate::streaming::local_time::LocalTime;
 
 #[derive(Debug)]
 pub struct WindowAggregateExec {
@@ -176,8 +178,9 @@ impl ExecutionPlan for WindowAggregateExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
-        let inbox = self.router.inbox(partition, context)?;
+        let inbox = self.router.inbox(partition, context.clone())?;
         let sources = inbox.sources.iter().sum();
+        let local = local_time(&self.input.schema(), self.time.column, &context);
         let aggregation = match self.window {
             WindowKind::Session { gap } => Aggregation::Sessions(SessionAggregation::new(
                 gap,
@@ -188,6 +191,7 @@ impl ExecutionPlan for WindowAggregateExec {
                 self.schema.clone(),
                 sources,
                 late,
+                local,
             )?),
             window => Aggregation::Panes(WindowAggregation::new(
                 window,
@@ -198,6 +202,7 @@ impl ExecutionPlan for WindowAggregateExec {
                 self.schema.clone(),
                 sources,
                 late,
+                local,
             )?),
         };
         let state = Processor {
@@ -215,6 +220,17 @@ impl ExecutionPlan for WindowAggregateExec {
             stream,
         )))
     }
+}
+
+/// The session's zone when the time column is a TIMESTAMP_LTZ and `table.local-time-zone` is
+/// set: windows are then cut on the local clock.
+pub(super) fn local_time(input: &Schema, time: usize, context: &TaskContext) -> Option<LocalTime> {
+    let ltz = matches!(
+        input.field(time).data_type(),
+        DataType::Timestamp(_, Some(_))
+    );
+    let zone = TableOptions::local_time_zone(context.session_config().options())?;
+    ltz.then_some(LocalTime(zone))
 }
 
 /// A processor's open windows: fixed ones, or sessions that merge.

@@ -26,6 +26,7 @@ use super::aggregate_node::GroupColumn;
 use super::spec::WindowKind;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::Call;
+use crate::streaming::local_time::LocalTime;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// A window: `[start, end)`, ordered by end so the earliest to fire comes first.
@@ -51,6 +52,8 @@ pub(super) struct WindowAggregation {
     spare: Vec<Pane>,
     watermarks: SourceWatermarks,
     late: Count,
+    /// The session's zone, for a TIMESTAMP_LTZ time column: windows on the local clock.
+    local: Option<LocalTime>,
 }
 
 /// Rows to fold, by window, in the order the windows first appear (a run mostly holds one
@@ -97,6 +100,7 @@ impl WindowAggregation {
         schema: SchemaRef,
         sources: usize,
         late: Count,
+        local: Option<LocalTime>,
     ) -> Result<Self> {
         let key_fields = keys
             .iter()
@@ -113,6 +117,7 @@ impl WindowAggregation {
             spare: Vec::new(),
             watermarks: SourceWatermarks::new(sources),
             late,
+            local,
         })
     }
 
@@ -146,7 +151,7 @@ impl WindowAggregation {
         // The earliest end − 1 of an open window or one of this run: the watermark there
         // ends the run.
         let mut next_fire = self.next_fire();
-        let mut watermark = self.watermarks.current();
+        let mut watermark = self.local_watermark();
         let mut last_reported = None;
         for row in 0..rows {
             // Rows of a batch mostly share their watermark: combine only when it moved.
@@ -154,7 +159,7 @@ impl WindowAggregation {
                 last_reported = before[row];
                 if let Some(reported) = last_reported {
                     self.watermarks.advance(source, reported);
-                    watermark = self.watermarks.current();
+                    watermark = self.local_watermark();
                 }
             }
             if let Some(watermark) = watermark
@@ -164,7 +169,10 @@ impl WindowAggregation {
                 fired.extend(self.fire(watermark)?);
                 next_fire = self.next_fire();
             }
-            let time = times[row];
+            let time = match &self.local {
+                Some(local) => local.local(times[row]),
+                None => times[row],
+            };
             if watermark.is_some_and(|w| self.window.slice_end(time) - 1 <= w) {
                 self.late.add(1);
                 continue;
@@ -185,7 +193,7 @@ impl WindowAggregation {
         if let Some(watermark) = after {
             self.watermarks.advance(source, watermark);
         }
-        if let Some(watermark) = self.watermarks.current() {
+        if let Some(watermark) = self.local_watermark() {
             fired.extend(self.fire(watermark)?);
         }
         Ok(fired)
@@ -194,10 +202,19 @@ impl WindowAggregation {
     /// `source` ended (its watermark is +∞); the rows of the windows that fired.
     pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
         self.watermarks.end(source);
-        match self.watermarks.current() {
+        match self.local_watermark() {
             Some(watermark) => self.fire(watermark),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// The watermark, on the clock windows are cut on.
+    fn local_watermark(&self) -> Option<i64> {
+        let watermark = self.watermarks.current()?;
+        Some(match &self.local {
+            Some(local) => local.local(watermark),
+            None => watermark,
+        })
     }
 
     fn next_fire(&self) -> i64 {

@@ -26,6 +26,7 @@ use datafusion::physical_plan::metrics::Count;
 use super::aggregate_node::GroupColumn;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::Call;
+use crate::streaming::local_time::LocalTime;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// An open session: `[start, end)` and its accumulators' slot.
@@ -57,6 +58,8 @@ pub(super) struct SessionAggregation {
     schema: SchemaRef,
     watermarks: SourceWatermarks,
     late: Count,
+    /// The session's zone, for a TIMESTAMP_LTZ time column: sessions on the local clock.
+    local: Option<LocalTime>,
 }
 
 impl SessionAggregation {
@@ -70,6 +73,7 @@ impl SessionAggregation {
         schema: SchemaRef,
         sources: usize,
         late: Count,
+        local: Option<LocalTime>,
     ) -> Result<Self> {
         let key_fields = keys
             .iter()
@@ -109,6 +113,7 @@ impl SessionAggregation {
             schema,
             watermarks: SourceWatermarks::new(sources),
             late,
+            local,
         })
     }
 
@@ -135,7 +140,7 @@ impl SessionAggregation {
             if let Some(watermark) = before[row] {
                 self.watermarks.advance(source, watermark);
             }
-            let watermark = self.watermarks.current();
+            let watermark = self.local_watermark();
             if let Some(watermark) = watermark
                 && self
                     .by_end
@@ -146,7 +151,11 @@ impl SessionAggregation {
                 closed.extend(self.close(watermark)?);
             }
             let key = key_ids[row];
-            let (start, end) = (times[row], times[row] + self.gap);
+            let time = match &self.local {
+                Some(local) => local.local(times[row]),
+                None => times[row],
+            };
+            let (start, end) = (time, time + self.gap);
             let touching: Vec<Session> = self.sessions[key]
                 .iter()
                 .filter(|s| s.start <= end && s.end >= start)
@@ -190,16 +199,25 @@ impl SessionAggregation {
         if let Some(watermark) = after {
             self.watermarks.advance(source, watermark);
         }
-        if let Some(watermark) = self.watermarks.current() {
+        if let Some(watermark) = self.local_watermark() {
             closed.extend(self.close(watermark)?);
         }
         Ok(closed)
     }
 
+    /// The watermark, on the clock sessions are cut on.
+    fn local_watermark(&self) -> Option<i64> {
+        let watermark = self.watermarks.current()?;
+        Some(match &self.local {
+            Some(local) => local.local(watermark),
+            None => watermark,
+        })
+    }
+
     /// `source` ended (its watermark is +∞); the rows of the sessions that closed.
     pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
         self.watermarks.end(source);
-        match self.watermarks.current() {
+        match self.local_watermark() {
             Some(watermark) => self.close(watermark),
             None => Ok(Vec::new()),
         }

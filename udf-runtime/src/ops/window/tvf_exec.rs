@@ -19,7 +19,9 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
+use super::aggregate_exec::local_time;
 use super::spec::WindowKind;
+use crate::streaming::local_time::LocalTime;
 
 #[derive(Debug)]
 pub struct WindowTvfExec {
@@ -70,6 +72,7 @@ fn assign(
     window: WindowKind,
     time: usize,
     schema: &SchemaRef,
+    local: Option<&LocalTime>,
 ) -> Result<RecordBatch> {
     let times = epoch_millis(batch.column(time))?;
     let mut rows = Vec::with_capacity(batch.num_rows());
@@ -81,7 +84,11 @@ fn assign(
                 "row {row} has no time: a window table function's time column cannot be NULL"
             );
         }
-        window.windows(times.value(row), &mut windows);
+        let at = match local {
+            Some(local) => local.local(times.value(row)),
+            None => times.value(row),
+        };
+        window.windows(at, &mut windows);
         for &(start, end) in &windows {
             rows.push(row as u32);
             starts.push(start);
@@ -94,7 +101,12 @@ fn assign(
         .iter()
         .map(|c| take(c, &rows, None))
         .collect::<std::result::Result<_, _>>()?;
-    let window_time = TimestampMillisecondArray::from_iter_values(ends.iter().map(|e| e - 1));
+    // The window's last instant: on the local clock, back to UTC for a TIMESTAMP_LTZ.
+    let window_time =
+        TimestampMillisecondArray::from_iter_values(ends.iter().map(|&end| match local {
+            Some(local) => local.utc(end) - 1,
+            None => end - 1,
+        }));
     columns.push(Arc::new(TimestampMillisecondArray::from(starts)));
     columns.push(Arc::new(TimestampMillisecondArray::from(ends)));
     columns.push(cast(&window_time, schema.field(columns.len()).data_type())?);
@@ -148,9 +160,10 @@ impl ExecutionPlan for WindowTvfExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        let local = local_time(&self.input.schema(), self.time, &context);
         let input = self.input.execute(partition, context)?;
         let (window, time, schema) = (self.window, self.time, self.schema.clone());
-        let stream = input.map(move |batch| assign(&batch?, window, time, &schema));
+        let stream = input.map(move |batch| assign(&batch?, window, time, &schema, local.as_ref()));
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             stream,

@@ -1,5 +1,7 @@
-//! Flink's options for async functions, in the session's configuration under `table.`:
-//! `SET 'table.exec.async-scalar.max-concurrent-operations' = '5'` (or `set_option`).
+//! Flink's `table.` options in the session's configuration: the local time zone
+//! (`SET 'table.local-time-zone' = 'Asia/Shanghai'`: an IANA zone or an offset such as
+//! `+08:00`; default `UTC`), and the options of async functions
+//! (`SET 'table.exec.async-scalar.max-concurrent-operations' = '5'`, or `set_option`).
 //!
 //! | key (after `table.exec.async-scalar.` / `table.exec.async-table.`) | value | default |
 //! |---|---|---|
@@ -11,17 +13,21 @@
 
 use std::time::Duration;
 
+use datafusion::arrow::array::timezone::Tz;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::config::ConfigOptions;
 use udf_core::types::parse_duration;
 use udf_core::{AsyncOptions, RetryStrategy};
 
-/// The options of async scalar and async table functions.
+/// Flink's `table.` options: the local time zone, and async scalar and async table
+/// functions' options.
 #[derive(Clone, Debug, Default)]
-pub struct AsyncConfig {
+pub struct TableOptions {
     scalar: Settings,
     table: Settings,
+    /// `table.local-time-zone`, as given (checked when set); `None` is UTC.
+    local_time_zone: Option<String>,
 }
 
 /// One function kind's settings as set; the retry settings apply with `FIXED_DELAY`.
@@ -128,32 +134,52 @@ impl Settings {
     }
 }
 
-impl AsyncConfig {
+impl TableOptions {
+    /// `table.local-time-zone` in `options`; `None` when not set (UTC).
+    pub fn local_time_zone(options: &ConfigOptions) -> Option<Tz> {
+        let zone = options
+            .extensions
+            .get::<TableOptions>()?
+            .local_time_zone
+            .as_ref()?;
+        zone.parse().ok()
+    }
+
     /// The options of async scalar functions in `options` (defaults if absent).
-    pub fn scalar_options(options: &ConfigOptions) -> AsyncOptions {
+    pub fn async_scalar(options: &ConfigOptions) -> AsyncOptions {
         options
             .extensions
-            .get::<AsyncConfig>()
+            .get::<TableOptions>()
             .map_or_else(|| Settings::default().options(), |c| c.scalar.options())
     }
 
     /// The options of async table functions in `options` (defaults if absent).
-    pub fn table_options(options: &ConfigOptions) -> AsyncOptions {
+    pub fn async_table(options: &ConfigOptions) -> AsyncOptions {
         options
             .extensions
-            .get::<AsyncConfig>()
+            .get::<TableOptions>()
             .map_or_else(|| Settings::default().options(), |c| c.table.options())
     }
 }
 
-impl ConfigExtension for AsyncConfig {
+impl ConfigExtension for TableOptions {
     const PREFIX: &'static str = "table";
 }
 
-impl ExtensionOptions for AsyncConfig {
+impl ExtensionOptions for TableOptions {
     extension_options_basics!();
 
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        if key == "local-time-zone" {
+            let zone = value.trim();
+            zone.parse::<Tz>().map_err(|e| {
+                DataFusionError::Configuration(format!(
+                    "table.local-time-zone: `{zone}` is no time zone ({e}); give an IANA name such as `Asia/Shanghai` or an offset such as `+08:00`"
+                ))
+            })?;
+            self.local_time_zone = Some(zone.to_owned());
+            return Ok(());
+        }
         let (settings, option) = if let Some(option) = key.strip_prefix("exec.async-scalar.") {
             (&mut self.scalar, option)
         } else if let Some(option) = key.strip_prefix("exec.async-table.") {
@@ -171,7 +197,16 @@ impl ExtensionOptions for AsyncConfig {
     }
 
     fn entries(&self) -> Vec<ConfigEntry> {
-        let mut entries = self.scalar.entries("table.exec.async-scalar");
+        let mut entries = vec![ConfigEntry {
+            key: "table.local-time-zone".to_owned(),
+            value: Some(
+                self.local_time_zone
+                    .clone()
+                    .unwrap_or_else(|| "UTC".to_owned()),
+            ),
+            description: "the session time zone TIMESTAMP_LTZ values are seen in",
+        }];
+        entries.extend(self.scalar.entries("table.exec.async-scalar"));
         entries.extend(self.table.entries("table.exec.async-table"));
         entries
     }
@@ -179,9 +214,9 @@ impl ExtensionOptions for AsyncConfig {
 
 fn unknown(key: &str) -> DataFusionError {
     DataFusionError::Configuration(format!(
-        "unknown option `table.{key}`; the `table.` options are table.exec.async-scalar.* and \
-         table.exec.async-table.* with max-concurrent-operations, timeout, retry-strategy, \
-         retry-delay and max-attempts"
+        "unknown option `table.{key}`; the `table.` options are table.local-time-zone, and \
+         table.exec.async-scalar.* and table.exec.async-table.* with max-concurrent-operations, \
+         timeout, retry-strategy, retry-delay and max-attempts"
     ))
 }
 
@@ -198,7 +233,7 @@ mod tests {
 
     #[test]
     fn settings_are_validated() {
-        let mut config = AsyncConfig::default();
+        let mut config = TableOptions::default();
         config
             .set("exec.async-scalar.max-concurrent-operations", "5")
             .unwrap();
@@ -211,11 +246,11 @@ mod tests {
             extensions
         });
         assert_eq!(
-            AsyncConfig::scalar_options(&options).max_concurrent_operations,
+            TableOptions::async_scalar(&options).max_concurrent_operations,
             5
         );
         assert_eq!(
-            AsyncConfig::table_options(&options).retry,
+            TableOptions::async_table(&options).retry,
             RetryStrategy::NoRetry
         );
         let error = config
