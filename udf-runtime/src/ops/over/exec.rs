@@ -1,28 +1,25 @@
 //! `EventTimeOverExec`: a row-time OVER window over its input partitions, the rows routed by
 //! the PARTITION BY keys with their source's watermark (the PTFs' router).
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{Result, exec_err, internal_err};
+use datafusion::common::{Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
 };
 
 use super::frames::OverProcessor;
 use super::node::Frame;
-use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Inbox, Router, RouterInput};
+use crate::ops::ptf::router::{Router, RouterInput};
 use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::window::processor;
 use crate::streaming::event_time::EventTime;
 
 #[derive(Debug)]
@@ -173,69 +170,11 @@ impl ExecutionPlan for EventTimeOverExec {
             inbox.sources.iter().sum(),
             late,
         )?;
-        let state = Processor {
+        Ok(processor::stream(
             inbox,
             frames,
-            ready: VecDeque::new(),
-            done: false,
-        };
-        let stream = futures::stream::unfold(state, |mut state| async move {
-            let batch = state.next().await?;
-            Some((batch, state))
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
-            stream,
-        )))
-    }
-}
-
-/// One processor at work: its inbox, its keys' rows, and released rows not yet handed on.
-struct Processor {
-    inbox: Inbox,
-    frames: OverProcessor,
-    ready: VecDeque<RecordBatch>,
-    done: bool,
-}
-
-impl Processor {
-    async fn next(&mut self) -> Option<Result<RecordBatch>> {
-        loop {
-            if let Some(batch) = self.ready.pop_front() {
-                return Some(Ok(batch));
-            }
-            if self.done {
-                return None;
-            }
-            let released = match self.inbox.next().await {
-                None => {
-                    self.done = true;
-                    continue;
-                }
-                Some(Err(error)) => Err(error),
-                Some(Ok(Routed::Rows {
-                    source,
-                    batch,
-                    times: Some(times),
-                    before: Some(before),
-                    after,
-                    ..
-                })) => self.frames.rows(source, batch, &times, &before, after),
-                Some(Ok(Routed::Rows { .. })) => {
-                    exec_err!("an OVER window's rows came without their times")
-                }
-                Some(Ok(Routed::End { source })) => self.frames.end(source),
-                Some(Ok(Routed::Barrier { .. } | Routed::Checkpoint { .. })) => {
-                    exec_err!("an OVER window over a stream does not take part in checkpoints yet")
-                }
-            };
-            match released {
-                Ok(released) => self.ready.extend(released),
-                Err(error) => {
-                    self.done = true;
-                    return Some(Err(error));
-                }
-            }
-        }
+            "an OVER window over a stream",
+        ))
     }
 }

@@ -20,6 +20,7 @@ use datafusion::physical_plan::metrics::Count;
 use super::node::Frame;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::window::processor::TimedRows;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// A row kept: its batch's number and its place there.
@@ -98,7 +99,7 @@ impl OverProcessor {
 
     /// Rows from `source` with their times and the watermark before each, then the
     /// watermark after them; the rows the watermark released.
-    pub(super) fn rows(
+    fn push_rows(
         &mut self,
         source: usize,
         batch: RecordBatch,
@@ -180,7 +181,7 @@ impl OverProcessor {
     }
 
     /// `source` ended (its watermark is +∞); the rows that released.
-    pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+    fn end_source(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
         self.watermarks.end(source);
         match self.watermarks.current() {
             Some(now) => self.release(now),
@@ -343,5 +344,22 @@ impl OverProcessor {
             columns.push(take(&concat(&parts)?, &which, None)?);
         }
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
+    }
+}
+
+impl TimedRows for OverProcessor {
+    fn rows(
+        &mut self,
+        source: usize,
+        batch: RecordBatch,
+        times: &[i64],
+        before: &[Option<i64>],
+        after: Option<i64>,
+    ) -> Result<Vec<RecordBatch>> {
+        self.push_rows(source, batch, times, before, after)
+    }
+
+    fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+        self.end_source(source)
     }
 }

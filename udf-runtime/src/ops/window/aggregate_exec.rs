@@ -3,29 +3,27 @@
 //! each processor knows the watermark before every row even where DataFusion's
 //! repartitioning would have lost it.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{Result, exec_err, internal_err};
+use datafusion::common::{Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
 };
 
 use super::aggregate_node::GroupColumn;
 use super::panes::WindowAggregation;
+use super::processor::{self, TimedRows};
 use super::sessions::SessionAggregation;
 use super::spec::WindowKind;
-use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Inbox, Router, RouterInput};
+use crate::ops::ptf::router::{Router, RouterInput};
 use crate::ops::updating_aggregate::calls::Call;
 use crate::session::table_options::TableOptions;
 use crate::streaming::event_time::EventTime;
@@ -205,20 +203,12 @@ impl ExecutionPlan for WindowAggregateExec {
                 local,
             )?),
         };
-        let state = Processor {
+        Ok(processor::stream(
             inbox,
             aggregation,
-            ready: VecDeque::new(),
-            done: false,
-        };
-        let stream = futures::stream::unfold(state, |mut state| async move {
-            let batch = state.next().await?;
-            Some((batch, state))
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
-            stream,
-        )))
+            "a window aggregate",
+        ))
     }
 }
 
@@ -239,18 +229,18 @@ enum Aggregation {
     Sessions(SessionAggregation),
 }
 
-impl Aggregation {
+impl TimedRows for Aggregation {
     fn rows(
         &mut self,
         source: usize,
-        batch: &RecordBatch,
+        batch: RecordBatch,
         times: &[i64],
         before: &[Option<i64>],
         after: Option<i64>,
     ) -> Result<Vec<RecordBatch>> {
         match self {
-            Aggregation::Panes(panes) => panes.rows(source, batch, times, before, after),
-            Aggregation::Sessions(sessions) => sessions.rows(source, batch, times, before, after),
+            Aggregation::Panes(panes) => panes.rows(source, &batch, times, before, after),
+            Aggregation::Sessions(sessions) => sessions.rows(source, &batch, times, before, after),
         }
     }
 
@@ -258,58 +248,6 @@ impl Aggregation {
         match self {
             Aggregation::Panes(panes) => panes.end(source),
             Aggregation::Sessions(sessions) => sessions.end(source),
-        }
-    }
-}
-
-/// One processor at work: its inbox, its windows, and the fired rows not yet handed on.
-struct Processor {
-    inbox: Inbox,
-    aggregation: Aggregation,
-    ready: VecDeque<RecordBatch>,
-    done: bool,
-}
-
-impl Processor {
-    async fn next(&mut self) -> Option<Result<RecordBatch>> {
-        loop {
-            if let Some(batch) = self.ready.pop_front() {
-                return Some(Ok(batch));
-            }
-            if self.done {
-                return None;
-            }
-            let fired = match self.inbox.next().await {
-                None => {
-                    self.done = true;
-                    continue;
-                }
-                Some(Err(error)) => Err(error),
-                Some(Ok(Routed::Rows {
-                    source,
-                    batch,
-                    times: Some(times),
-                    before: Some(before),
-                    after,
-                    ..
-                })) => self
-                    .aggregation
-                    .rows(source, &batch, &times, &before, after),
-                Some(Ok(Routed::Rows { .. })) => {
-                    exec_err!("a window aggregate's rows came without their times")
-                }
-                Some(Ok(Routed::End { source })) => self.aggregation.end(source),
-                Some(Ok(Routed::Barrier { .. } | Routed::Checkpoint { .. })) => {
-                    exec_err!("a window aggregate does not take part in checkpoints yet")
-                }
-            };
-            match fired {
-                Ok(fired) => self.ready.extend(fired),
-                Err(error) => {
-                    self.done = true;
-                    return Some(Err(error));
-                }
-            }
         }
     }
 }

@@ -3,12 +3,16 @@
 //! (`tvf_node.rs`, `tvf_exec.rs`) and, grouped by `window_start, window_end`, as a window
 //! aggregate that emits each window once when the watermark passes its end
 //! (`aggregate_node.rs`, `aggregate_exec.rs`, the open windows of one processor in
-//! `panes.rs`, its sessions in `sessions.rs`).
+//! `panes.rs`, its sessions in `sessions.rs`); the loop such event-time operators share
+//! (`processor.rs`, OVER windows over a stream use it too) and the clock windows are cut on
+//! (`clock.rs`).
 
 pub mod aggregate_exec;
 pub mod aggregate_node;
 pub mod binding;
+mod clock;
 mod panes;
+pub(crate) mod processor;
 mod sessions;
 pub mod spec;
 pub mod tvf_exec;

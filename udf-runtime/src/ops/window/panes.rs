@@ -23,11 +23,11 @@ use datafusion::physical_plan::aggregates::order::GroupOrdering;
 use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
+use super::clock::WindowClock;
 use super::spec::WindowKind;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::Call;
 use crate::streaming::local_time::LocalTime;
-use crate::streaming::watermarks::SourceWatermarks;
 
 /// A window: `[start, end)`, ordered by end so the earliest to fire comes first.
 type Window = (i64, i64);
@@ -50,10 +50,8 @@ pub(super) struct WindowAggregation {
     panes: BTreeMap<(i64, i64), Pane>,
     /// Closed windows' key tables and accumulators, emptied, for windows to come.
     spare: Vec<Pane>,
-    watermarks: SourceWatermarks,
+    clock: WindowClock,
     late: Count,
-    /// The session's zone, for a TIMESTAMP_LTZ time column: windows on the local clock.
-    local: Option<LocalTime>,
 }
 
 /// Rows to fold, by window, in the order the windows first appear (a run mostly holds one
@@ -115,9 +113,8 @@ impl WindowAggregation {
             schema,
             panes: BTreeMap::new(),
             spare: Vec::new(),
-            watermarks: SourceWatermarks::new(sources),
+            clock: WindowClock::new(sources, local),
             late,
-            local,
         })
     }
 
@@ -151,15 +148,15 @@ impl WindowAggregation {
         // The earliest end − 1 of an open window or one of this run: the watermark there
         // ends the run.
         let mut next_fire = self.next_fire();
-        let mut watermark = self.local_watermark();
+        let mut watermark = self.clock.watermark();
         let mut last_reported = None;
         for row in 0..rows {
             // Rows of a batch mostly share their watermark: combine only when it moved.
             if before[row] != last_reported {
                 last_reported = before[row];
                 if let Some(reported) = last_reported {
-                    self.watermarks.advance(source, reported);
-                    watermark = self.local_watermark();
+                    self.clock.advance(source, reported);
+                    watermark = self.clock.watermark();
                 }
             }
             if let Some(watermark) = watermark
@@ -169,10 +166,7 @@ impl WindowAggregation {
                 fired.extend(self.fire(watermark)?);
                 next_fire = self.next_fire();
             }
-            let time = match &self.local {
-                Some(local) => local.local(times[row]),
-                None => times[row],
-            };
+            let time = self.clock.time(times[row]);
             if watermark.is_some_and(|w| self.window.slice_end(time) - 1 <= w) {
                 self.late.add(1);
                 continue;
@@ -191,9 +185,9 @@ impl WindowAggregation {
         }
         self.fold(&columns, run)?;
         if let Some(watermark) = after {
-            self.watermarks.advance(source, watermark);
+            self.clock.advance(source, watermark);
         }
-        if let Some(watermark) = self.local_watermark() {
+        if let Some(watermark) = self.clock.watermark() {
             fired.extend(self.fire(watermark)?);
         }
         Ok(fired)
@@ -201,20 +195,11 @@ impl WindowAggregation {
 
     /// `source` ended (its watermark is +∞); the rows of the windows that fired.
     pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
-        self.watermarks.end(source);
-        match self.local_watermark() {
+        self.clock.end(source);
+        match self.clock.watermark() {
             Some(watermark) => self.fire(watermark),
             None => Ok(Vec::new()),
         }
-    }
-
-    /// The watermark, on the clock windows are cut on.
-    fn local_watermark(&self) -> Option<i64> {
-        let watermark = self.watermarks.current()?;
-        Some(match &self.local {
-            Some(local) => local.local(watermark),
-            None => watermark,
-        })
     }
 
     fn next_fire(&self) -> i64 {

@@ -24,10 +24,10 @@ use datafusion::physical_plan::aggregates::order::GroupOrdering;
 use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
+use super::clock::WindowClock;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::Call;
 use crate::streaming::local_time::LocalTime;
-use crate::streaming::watermarks::SourceWatermarks;
 
 /// An open session: `[start, end)` and its accumulators' slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,10 +56,8 @@ pub(super) struct SessionAggregation {
     free: Vec<usize>,
     layout: Arc<[GroupColumn]>,
     schema: SchemaRef,
-    watermarks: SourceWatermarks,
+    clock: WindowClock,
     late: Count,
-    /// The session's zone, for a TIMESTAMP_LTZ time column: sessions on the local clock.
-    local: Option<LocalTime>,
 }
 
 impl SessionAggregation {
@@ -111,9 +109,8 @@ impl SessionAggregation {
             free: Vec::new(),
             layout,
             schema,
-            watermarks: SourceWatermarks::new(sources),
+            clock: WindowClock::new(sources, local),
             late,
-            local,
         })
     }
 
@@ -138,9 +135,9 @@ impl SessionAggregation {
         let mut closed = Vec::new();
         for row in 0..rows {
             if let Some(watermark) = before[row] {
-                self.watermarks.advance(source, watermark);
+                self.clock.advance(source, watermark);
             }
-            let watermark = self.local_watermark();
+            let watermark = self.clock.watermark();
             if let Some(watermark) = watermark
                 && self
                     .by_end
@@ -151,10 +148,7 @@ impl SessionAggregation {
                 closed.extend(self.close(watermark)?);
             }
             let key = key_ids[row];
-            let time = match &self.local {
-                Some(local) => local.local(times[row]),
-                None => times[row],
-            };
+            let time = self.clock.time(times[row]);
             let (start, end) = (time, time + self.gap);
             let touching: Vec<Session> = self.sessions[key]
                 .iter()
@@ -197,27 +191,18 @@ impl SessionAggregation {
         }
         self.fold(&args, run)?;
         if let Some(watermark) = after {
-            self.watermarks.advance(source, watermark);
+            self.clock.advance(source, watermark);
         }
-        if let Some(watermark) = self.local_watermark() {
+        if let Some(watermark) = self.clock.watermark() {
             closed.extend(self.close(watermark)?);
         }
         Ok(closed)
     }
 
-    /// The watermark, on the clock sessions are cut on.
-    fn local_watermark(&self) -> Option<i64> {
-        let watermark = self.watermarks.current()?;
-        Some(match &self.local {
-            Some(local) => local.local(watermark),
-            None => watermark,
-        })
-    }
-
     /// `source` ended (its watermark is +∞); the rows of the sessions that closed.
     pub(super) fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
-        self.watermarks.end(source);
-        match self.local_watermark() {
+        self.clock.end(source);
+        match self.clock.watermark() {
             Some(watermark) => self.close(watermark),
             None => Ok(Vec::new()),
         }

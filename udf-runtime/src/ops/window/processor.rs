@@ -1,0 +1,104 @@
+//! The loop of an event-time operator fed by the router (window aggregates, OVER windows over
+//! a stream): rows with their times and watermarks go in, the rows the watermark releases
+//! come out, the end of each input partition is its watermark +∞. Checkpoint barriers are
+//! refused: these operators' state does not take part in checkpoints yet.
+
+use std::collections::VecDeque;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::{Result, exec_err};
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+
+use crate::ops::ptf::routed::Routed;
+use crate::ops::ptf::router::Inbox;
+
+/// What an event-time operator does with its processor's input.
+pub(crate) trait TimedRows: Send + 'static {
+    /// Rows of input partition `source`, each row's time and the watermark before it, then
+    /// the watermark after them: the rows released.
+    fn rows(
+        &mut self,
+        source: usize,
+        batch: RecordBatch,
+        times: &[i64],
+        before: &[Option<i64>],
+        after: Option<i64>,
+    ) -> Result<Vec<RecordBatch>>;
+
+    /// Input partition `source` ended: the rows released.
+    fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>>;
+}
+
+/// One processor's output: `state` fed from `inbox`; `what` names the operator in errors.
+pub(crate) fn stream<T: TimedRows>(
+    inbox: Inbox,
+    state: T,
+    schema: SchemaRef,
+    what: &'static str,
+) -> SendableRecordBatchStream {
+    let processor = Processor {
+        inbox,
+        state,
+        ready: VecDeque::new(),
+        done: false,
+        what,
+    };
+    let stream = futures::stream::unfold(processor, |mut processor| async move {
+        let batch = processor.next().await?;
+        Some((batch, processor))
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+}
+
+struct Processor<T> {
+    inbox: Inbox,
+    state: T,
+    /// Released rows not yet handed on.
+    ready: VecDeque<RecordBatch>,
+    done: bool,
+    what: &'static str,
+}
+
+impl<T: TimedRows> Processor<T> {
+    async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        loop {
+            if let Some(batch) = self.ready.pop_front() {
+                return Some(Ok(batch));
+            }
+            if self.done {
+                return None;
+            }
+            let released = match self.inbox.next().await {
+                None => {
+                    self.done = true;
+                    continue;
+                }
+                Some(Err(error)) => Err(error),
+                Some(Ok(Routed::Rows {
+                    source,
+                    batch,
+                    times: Some(times),
+                    before: Some(before),
+                    after,
+                    ..
+                })) => self.state.rows(source, batch, &times, &before, after),
+                Some(Ok(Routed::Rows { .. })) => {
+                    exec_err!("the rows of {} came without their times", self.what)
+                }
+                Some(Ok(Routed::End { source })) => self.state.end(source),
+                Some(Ok(Routed::Barrier { .. } | Routed::Checkpoint { .. })) => {
+                    exec_err!("{} does not take part in checkpoints yet", self.what)
+                }
+            };
+            match released {
+                Ok(released) => self.ready.extend(released),
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+}
