@@ -252,9 +252,10 @@ impl UpdatingAggregation {
         };
         let changed = self.changed(&pools, &outcomes, first, &before)?;
 
-        let mut source_rows = Vec::new();
-        let mut values = Vec::new();
-        let mut kinds = Vec::new();
+        // At most two rows out per row in.
+        let mut source_rows = Vec::with_capacity(2 * rows);
+        let mut values = Vec::with_capacity(2 * rows);
+        let mut kinds = Vec::with_capacity(2 * rows);
         for row in 0..rows {
             let position = match &rounds.position {
                 Some(positions) => positions[row] as usize,
@@ -332,8 +333,8 @@ impl UpdatingAggregation {
                 }))
             });
         if let Ok(Some(same)) = same {
-            for (i, &position) in candidates.iter().enumerate() {
-                changed[position] = !same.value(i);
+            for (&position, same) in candidates.iter().zip(same.values().iter()) {
+                changed[position] = !same;
             }
             return Ok(changed);
         }
