@@ -139,3 +139,54 @@ async fn an_unbounded_result_prints_its_rows_with_their_row_kind() {
     assert!(succeeded, "{transcript}");
     insta::assert_snapshot!(transcript);
 }
+
+/// A changelog result: applied in `table` mode (the table it leaves), row by row with each
+/// row's kind as `op` in `changelog` mode — the row-kind column is not printed as a column.
+#[tokio::test]
+async fn a_changelog_result_is_applied_in_table_mode_and_listed_in_changelog_mode() {
+    let dir = std::env::temp_dir().join(format!("udf-shell-changelog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("products.json");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"before\":null,\"after\":{\"id\":1,\"name\":\"scooter\"},\"op\":\"c\"}\n",
+            "{\"before\":null,\"after\":{\"id\":2,\"name\":\"battery\"},\"op\":\"c\"}\n",
+            "{\"before\":{\"id\":2,\"name\":\"battery\"},\"after\":null,\"op\":\"d\"}\n",
+        ),
+    )
+    .unwrap();
+    let session = examples_session().await;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+    ]));
+    session
+        .register_debezium_json("products", &path, schema)
+        .unwrap();
+    let mut shell = Shell::new(session);
+    let query = "SELECT name, COUNT(*) AS n FROM products GROUP BY name;";
+    let (succeeded, table) = run(&mut shell, query).await;
+    assert!(succeeded, "{table}");
+    assert!(table.contains("| name    | n |"), "{table}");
+    assert!(table.contains("| scooter | 1 |"), "{table}");
+    assert!(
+        !table.contains("battery") && !table.contains("op"),
+        "{table}"
+    );
+    assert!(table.ends_with("1 row in set\n"), "{table}");
+    let script = format!("SET 'sql-client.execution.result-mode' = 'changelog';\n{query}");
+    let (succeeded, changes) = run(&mut shell, &script).await;
+    assert!(succeeded, "{changes}");
+    let lines: Vec<&str> = changes
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['+', '-']))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        lines,
+        ["+I scooter 1", "+I battery 1", "-D battery 1",],
+        "{changes}"
+    );
+    assert!(changes.contains(" op "), "{changes}");
+}

@@ -264,7 +264,7 @@ impl Shell {
         }
         clear(progress, console);
         if whole {
-            printer.print(&batches, console)?;
+            printer.print(&results::applied(batches)?, console)?;
         }
         printer.finish(console);
         Ok(())

@@ -6,9 +6,11 @@
 //!   result is unbounded, as Flink's streaming mode shows them.
 //! - `changelog`: rows as they come with their row kind, without borders.
 //!
-//! Every row a query yields today is an insertion (`+I`): updating results come with the
-//! changelog work (issue 15). Column widths come from the header and the first rows; a later
-//! value that is wider widens only its own line.
+//! A changelog result (a GROUP BY over a stream, ...) carries each row's kind in its row-kind
+//! column: `tableau` and `changelog` show it as `op`; `table` shows a bounded changelog
+//! applied (the table it leaves) and an unbounded one row by row with `op`, as a terminal
+//! cannot update rows in place. Column widths come from the header and the first rows; a
+//! later value that is wider widens only its own line.
 
 use std::fmt::Write as _;
 use std::str::FromStr;
@@ -19,6 +21,7 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::{DataFusionError, Result};
 
 use super::console::Console;
+use crate::changelog;
 
 /// `sql-client.execution.result-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +55,7 @@ const NULL: &str = "<NULL>";
 pub struct RowPrinter {
     /// The row kind column.
     op: bool,
+
     borders: bool,
     /// Bounded results end with "N rows in set", unbounded ones with a count of rows received.
     bounded: bool,
@@ -65,17 +69,23 @@ pub struct RowPrinter {
 
 impl RowPrinter {
     pub fn new(mode: ResultMode, schema: &Schema, bounded: bool) -> Self {
+        let kinds = changelog::row_kind_index(schema);
         let op = match mode {
-            ResultMode::Table => false,
-            ResultMode::Tableau => !bounded,
+            // A bounded changelog prints applied (see `applied`).
+            ResultMode::Table => kinds.is_some() && !bounded,
+            ResultMode::Tableau => !bounded || kinds.is_some(),
             ResultMode::Changelog => true,
         };
-        let mut headers: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-        let mut right: Vec<bool> = schema
-            .fields()
-            .iter()
-            .map(|f| f.data_type().is_numeric())
-            .collect();
+        let shown = || {
+            schema
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| Some(*i) != kinds)
+                .map(|(_, f)| f)
+        };
+        let mut headers: Vec<String> = shown().map(|f| f.name().clone()).collect();
+        let mut right: Vec<bool> = shown().map(|f| f.data_type().is_numeric()).collect();
         if op {
             headers.insert(0, "op".to_owned());
             right.insert(0, false);
@@ -197,21 +207,46 @@ impl RowPrinter {
     }
 }
 
-/// Each row of `batch` as its printed cells, the row kind first with `op`.
+/// Bounded `batches` of a changelog as the table they leave (the `table` mode); other
+/// results as they are.
+pub fn applied(batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
+    match batches.first() {
+        Some(first) if changelog::row_kind_index(&first.schema()).is_some() => {
+            Ok(vec![changelog::materialize(&batches)?])
+        }
+        _ => Ok(batches),
+    }
+}
+
+/// Each row of `batch` as its printed cells, the row kind first with `op` (`+I` for a
+/// result without kinds); a changelog's row-kind column is not a cell of its own.
 fn cells(batch: &RecordBatch, op: bool) -> Result<Vec<Vec<String>>> {
+    let kinds = changelog::row_kind_index(&batch.schema());
     let options = FormatOptions::default().with_null(NULL);
     let formatters = batch
         .columns()
         .iter()
         .map(|column| ArrayFormatter::try_new(column.as_ref(), &options))
         .collect::<Result<Vec<_>, _>>()?;
+    let kind_column = kinds.and_then(|k| batch.columns().get(k));
     Ok((0..batch.num_rows())
         .map(|row| {
             let mut line = Vec::with_capacity(formatters.len() + usize::from(op));
             if op {
-                line.push("+I".to_owned());
+                line.push(match kind_column {
+                    Some(kinds) => ArrayFormatter::try_new(kinds.as_ref(), &options)
+                        .map(|f| f.value(row).to_string())
+                        .unwrap_or_default(),
+                    None => "+I".to_owned(),
+                });
             }
-            line.extend(formatters.iter().map(|f| f.value(row).to_string()));
+            line.extend(
+                formatters
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| Some(*i) != kinds)
+                    .map(|(_, f)| f.value(row).to_string()),
+            );
             line
         })
         .collect())
