@@ -155,3 +155,63 @@ async fn a_ptf_without_supports_updates_refuses_a_changelog() {
         "{error}"
     );
 }
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Total {
+    sum: i64,
+}
+
+/// A sum that refuses 13.
+#[derive(Clone, Debug, Default)]
+struct Unlucky;
+
+#[udf_core::prelude::aggregate_function]
+impl Unlucky {
+    fn accumulate(acc: &mut Total, v: i64) -> udf_core::prelude::Result<()> {
+        if v == 13 {
+            return Err(udf_core::prelude::Error::msg("unlucky value"));
+        }
+        acc.sum += v;
+        Ok(())
+    }
+
+    fn get_value(acc: &Total) -> i64 {
+        acc.sum
+    }
+}
+
+/// The updating GROUP BY folds a batch in rounds, out of row order; a failing call is
+/// still named with its row in the batch as it came.
+#[tokio::test]
+async fn a_failing_call_names_its_row_in_the_batch_as_it_came() {
+    let session = session(1);
+    session.register(Unlucky).unwrap();
+    let feed = session.register_feed("s", schema()).unwrap();
+    let rows: [Change; 4] = [
+        ("+I", "a", Some(1)),
+        ("+I", "a", Some(2)),
+        ("+I", "b", Some(3)),
+        ("+I", "a", Some(13)),
+    ];
+    let mut output = session
+        .sql("SELECT k, unlucky(v) FROM s GROUP BY k")
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    feed.send(batch_of(&rows, false)).await.unwrap();
+    drop(feed);
+    let mut error = None;
+    while let Some(batch) = futures::StreamExt::next(&mut output).await {
+        if let Err(e) = batch {
+            error = Some(e.to_string());
+            break;
+        }
+    }
+    let error = error.expect("the query fails");
+    assert!(
+        error.contains("aggregate function `unlucky` failed: unlucky value (row 3 of the batch, arguments: v => 13)"),
+        "{error}"
+    );
+}

@@ -46,6 +46,20 @@ impl Folder {
         filter: Option<&BooleanArray>,
         total_groups: usize,
     ) -> Result<()> {
+        self.fold_rows(fold, values, groups, filter, total_groups, None)
+    }
+
+    /// [`Folder::fold`] of rows gathered out of a batch: `rows` gives the batch's row at each
+    /// position, which an error names.
+    pub(crate) fn fold_rows(
+        &mut self,
+        fold: Fold,
+        values: &[ArrayRef],
+        groups: &[usize],
+        filter: Option<&BooleanArray>,
+        total_groups: usize,
+        rows: Option<&[u32]>,
+    ) -> Result<()> {
         let values = self.record_keys(values, groups, total_groups)?;
         let args: Vec<ArgColumn> = values.iter().cloned().map(ArgColumn::array).collect();
         let mut batch = AggregateBatch {
@@ -68,8 +82,11 @@ impl Folder {
         };
         let values = binding::describe_row(&self.spec, self.signature, &args, row);
         let key = self.key_of(groups.get(row).copied());
+        let at = rows
+            .and_then(|rows| rows.get(row))
+            .map_or(row, |&r| r as usize);
         Err(exec_datafusion_err!(
-            "aggregate function `{}` {message} (row {row} of the batch, arguments: {values}){key}",
+            "aggregate function `{}` {message} (row {at} of the batch, arguments: {values}){key}",
             self.name
         ))
     }

@@ -272,6 +272,8 @@ impl OverProcessor {
         }
         let (sources, picks) = self.sources(rows);
         let groups = vec![key; rows.len()];
+        // Each row's place in the batch it came in, for errors.
+        let in_batch: Vec<u32> = rows.iter().map(|&(_, row)| row).collect();
         let all = BooleanArray::new(BooleanBuffer::new_set(rows.len()), None);
         let none = BooleanArray::new(BooleanBuffer::new_unset(rows.len()), None);
         for (call, accumulators) in self.accumulators.iter_mut().enumerate() {
@@ -285,7 +287,14 @@ impl OverProcessor {
                 args.push(interleave(&arrays, &picks)?);
             }
             let (add, retract) = if adding { (&all, &none) } else { (&none, &all) };
-            accumulators.fold(&args, &groups, add, retract, self.last.len())?;
+            accumulators.fold(
+                &args,
+                &groups,
+                add,
+                retract,
+                self.last.len(),
+                Some(&in_batch),
+            )?;
         }
         Ok(())
     }

@@ -217,6 +217,10 @@ impl UpdatingAggregation {
                     &BooleanArray::new(add, None),
                     &BooleanArray::new(retract, None),
                     total_groups,
+                    rounds
+                        .order
+                        .as_ref()
+                        .map(|order| &order.values()[start..end]),
                 )?;
                 pools[call].push(accumulators.evaluate(round_groups)?);
             }

@@ -7,7 +7,8 @@ use datafusion::common::Result;
 /// The accumulators of one call, for every group of a partition.
 pub(crate) trait Aggregator: Send {
     /// Folds rows into their groups, in row order: rows where `add` is true are
-    /// accumulated, rows where `retract` is true taken back.
+    /// accumulated, rows where `retract` is true taken back. `rows` gives the input batch's
+    /// row at each position, for errors, when the rows were gathered out of it.
     fn fold(
         &mut self,
         args: &[ArrayRef],
@@ -15,6 +16,7 @@ pub(crate) trait Aggregator: Send {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        rows: Option<&[u32]>,
     ) -> Result<()>;
 
     /// The results of the listed groups, which stay.

@@ -85,6 +85,7 @@ impl Aggregator for Count {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        _rows: Option<&[u32]>,
     ) -> Result<()> {
         grow(&mut self.counts, total_groups, 0);
         for (row, &group) in groups.iter().enumerate() {
@@ -142,6 +143,7 @@ impl<T: ArrowPrimitiveType> Aggregator for Sum<T> {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        _rows: Option<&[u32]>,
     ) -> Result<()> {
         grow(&mut self.sums, total_groups, T::Native::ZERO);
         grow(&mut self.counts, total_groups, 0);
@@ -202,8 +204,10 @@ impl Aggregator for Average {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        _rows: Option<&[u32]>,
     ) -> Result<()> {
-        self.sums.fold(args, groups, add, retract, total_groups)
+        self.sums
+            .fold(args, groups, add, retract, total_groups, None)
     }
 
     fn evaluate(&mut self, groups: &[usize]) -> Result<ArrayRef> {
@@ -258,6 +262,7 @@ impl Aggregator for Extreme {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        _rows: Option<&[u32]>,
     ) -> Result<()> {
         if self.values.len() < total_groups {
             self.values.resize_with(total_groups, BTreeMap::new);

@@ -120,6 +120,7 @@ impl Aggregator for Folder {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        rows: Option<&[u32]>,
     ) -> Result<()> {
         // A mask of every row is no mask: the generated loop then tests nothing per row.
         let add = match add.true_count() {
@@ -128,16 +129,16 @@ impl Aggregator for Folder {
             _ => Some(Some(add)),
         };
         if let Some(mask) = add {
-            Folder::fold(self, Fold::Accumulate, args, groups, mask, total_groups)?;
+            self.fold_rows(Fold::Accumulate, args, groups, mask, total_groups, rows)?;
         }
         if retract.true_count() > 0 {
-            Folder::fold(
-                self,
+            self.fold_rows(
                 Fold::Retract,
                 args,
                 groups,
                 Some(retract),
                 total_groups,
+                rows,
             )?;
         }
         Ok(())

@@ -40,6 +40,7 @@ impl Aggregator for Distinct {
         add: &BooleanArray,
         retract: &BooleanArray,
         total_groups: usize,
+        rows: Option<&[u32]>,
     ) -> Result<()> {
         if self.counts.len() < total_groups {
             self.counts.resize_with(total_groups, HashMap::new);
@@ -79,7 +80,8 @@ impl Aggregator for Distinct {
         }
         let comes = BooleanArray::new(comes.finish(), None);
         let goes = BooleanArray::new(goes.finish(), None);
-        self.inner.fold(args, groups, &comes, &goes, total_groups)
+        self.inner
+            .fold(args, groups, &comes, &goes, total_groups, rows)
     }
 
     fn evaluate(&mut self, groups: &[usize]) -> Result<ArrayRef> {

@@ -274,7 +274,14 @@ impl WindowAggregation {
                     }
                     None => BooleanArray::new(BooleanBuffer::new_set(count), None),
                 };
-                accumulators.fold(&args, &groups, &add, &none, pane.groups)?;
+                accumulators.fold(
+                    &args,
+                    &groups,
+                    &add,
+                    &none,
+                    pane.groups,
+                    picked.as_ref().map(|rows| &rows.values()[..]),
+                )?;
             }
         }
         Ok(())

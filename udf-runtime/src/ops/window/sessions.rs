@@ -264,7 +264,7 @@ impl SessionAggregation {
                 Some(kept) => BooleanArray::from(take(kept, &rows, None)?.to_data()),
                 None => BooleanArray::from(vec![true; slots.len()]),
             };
-            accumulators.fold(&args, &slots, &add, &none, self.slots)?;
+            accumulators.fold(&args, &slots, &add, &none, self.slots, Some(rows.values()))?;
         }
         Ok(())
     }
