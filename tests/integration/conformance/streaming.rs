@@ -369,10 +369,25 @@ async fn table_agg_emit_update_with_retract() {
 #[tokio::test]
 async fn ptf_changelog_input() {
     let case = load("ptf_changelog_input");
-    check_changelog(&case, |session| {
+    let register = |session: &Session| {
         session
             .register(udf_examples::ptf::conformance::kind_echo)
             .unwrap()
-    })
-    .await;
+    };
+    check_changelog(&case, register).await;
+    // Insert-only: the plan has no row-kind column (the rows above read as `+I`).
+    let session = session_of(case.parallelism);
+    register(&session);
+    let _feed = register_input(&case, &session);
+    let plan = session
+        .sql(&case.query)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    assert!(
+        changelog::row_kind_index(&plan.schema()).is_none(),
+        "a PTF's output is insert-only"
+    );
 }

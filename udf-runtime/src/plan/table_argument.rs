@@ -83,6 +83,31 @@ pub fn call_arguments(
         .collect()
 }
 
+/// The columns `DESCRIPTOR(a, b, ...)` names (at least one), or `None` for anything else.
+pub fn descriptor_columns(value: &SqlExpr) -> Option<Vec<String>> {
+    let SqlExpr::Function(function) = value else {
+        return None;
+    };
+    if !function.name.to_string().eq_ignore_ascii_case("descriptor") {
+        return None;
+    }
+    let FunctionArguments::List(list) = &function.args else {
+        return None;
+    };
+    if list.args.is_empty() {
+        return None;
+    }
+    list.args
+        .iter()
+        .map(|arg| match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident))) => {
+                Some(ident.value.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// One argument as written, before binding.
 pub enum Given {
     Table(TableArgument),

@@ -22,6 +22,18 @@ pub struct WatermarkSpec {
     pub emission: WatermarkEmission,
 }
 
+impl EventTime {
+    /// Column `column` (named `name`) with the watermark `spec` declares for it.
+    pub fn declared(name: &str, column: usize, spec: &WatermarkSpec) -> Self {
+        EventTime {
+            name: name.to_owned(),
+            column,
+            delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
+            emission: spec.emission,
+        }
+    }
+}
+
 /// The watermarks of a session's tables, by table name.
 #[derive(Debug, Default)]
 pub struct Watermarks {

@@ -84,14 +84,7 @@ impl EventTimeOverExec {
 impl DisplayAs for EventTimeOverExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
-        let calls: Vec<String> = self
-            .calls
-            .iter()
-            .map(|call| {
-                let args: Vec<String> = call.args.iter().map(ToString::to_string).collect();
-                format!("{}({})", call.name(), args.join(", "))
-            })
-            .collect();
+        let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
         write!(
             f,
             "EventTimeOverExec: partitionBy=[{}], orderBy={} (watermark - {} ms), {} AND CURRENT ROW, aggr=[{}]",
@@ -125,10 +118,7 @@ impl ExecutionPlan for EventTimeOverExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        let exprs = self
-            .calls
-            .iter()
-            .flat_map(|c| c.args.iter().chain(&c.filter));
+        let exprs = self.calls.iter().flat_map(Call::expressions);
         apply_expression_roots(self.keys.iter().chain(exprs), f)
     }
 

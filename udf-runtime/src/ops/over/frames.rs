@@ -13,13 +13,12 @@ use datafusion::arrow::compute::{concat, interleave, take};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::Result;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 use datafusion::physical_plan::metrics::Count;
 
 use super::node::Frame;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
-use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::updating_aggregate::calls::{Call, key_ids};
 use crate::ops::window::processor::TimedRows;
 use crate::streaming::watermarks::SourceWatermarks;
 
@@ -65,18 +64,7 @@ impl OverProcessor {
         sources: usize,
         late: Count,
     ) -> Result<Self> {
-        let key_ids = if keys.is_empty() {
-            None
-        } else {
-            let fields = keys
-                .iter()
-                .map(|k| k.return_field(input))
-                .collect::<Result<Vec<_>>>()?;
-            Some(new_group_values(
-                Arc::new(Schema::new(fields)),
-                &GroupOrdering::None,
-            )?)
-        };
+        let key_ids = key_ids(&keys, input)?;
         Ok(OverProcessor {
             frame,
             keys,

@@ -195,12 +195,7 @@ fn time_attribute_of(
             field.name()
         );
     };
-    Ok(EventTime {
-        name: field.name().clone(),
-        column: index,
-        delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
-        emission: spec.emission,
-    })
+    Ok(EventTime::declared(field.name(), index, &spec))
 }
 
 impl PartialOrd for EventTimeOverNode {

@@ -21,9 +21,7 @@ use datafusion::logical_expr::planner::RelationPlannerContext;
 use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::{EmptyRelation, Expr, ExprSchemable, Extension, LogicalPlan, cast};
 use datafusion::physical_expr::create_physical_expr;
-use datafusion::sql::sqlparser::ast::{
-    Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, TableFactor,
-};
+use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, FunctionArg, TableFactor};
 use udf_core::ptf::ProcessTableFunction;
 use udf_core::types::{DataType, TypeKind};
 use udf_core::{ArgSpec, ArgType, FunctionSpec, Metrics, OutputType, Semantics, TableArg};
@@ -32,7 +30,7 @@ use super::call::{PtfCall, TableBinding};
 use super::node::PtfNode;
 use crate::changelog;
 use crate::functions::arguments;
-use crate::plan::table_argument::{Given, TableArgument, call_arguments};
+use crate::plan::table_argument::{Given, TableArgument, call_arguments, descriptor_columns};
 use crate::streaming::event_time::{EventTime, Watermarks};
 use crate::streaming::time_attribute;
 
@@ -362,12 +360,7 @@ impl PtfArguments<'_> {
                 }
             );
         };
-        Ok(Some(EventTime {
-            name: column.clone(),
-            column: index,
-            delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
-            emission: spec.emission,
-        }))
+        Ok(Some(EventTime::declared(column, index, &spec)))
     }
 
     /// Without `on_time` or ORDER BY, the watermark of the table argument's time column, if
@@ -387,12 +380,7 @@ impl PtfArguments<'_> {
             }
             let sources = time_attribute::sources(input, index, self.watermarks);
             let spec = sources.iter().find_map(|s| s.watermark.clone())?;
-            Some(EventTime {
-                name: field.name().clone(),
-                column: index,
-                delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
-                emission: spec.emission,
-            })
+            Some(EventTime::declared(field.name(), index, &spec))
         });
         let first = found.next()?;
         found.next().is_none().then_some(first)
@@ -831,35 +819,15 @@ fn not_constant(name: &str, spec: &ArgSpec, detail: String) -> datafusion::commo
 /// `DESCRIPTOR(ts)` (or, for several tables, `DESCRIPTOR(order_ts, paid_ts)`): the columns
 /// it names.
 fn descriptor(name: &str, given: Given) -> Result<Vec<String>> {
-    let wrong = || {
+    let columns = match &given {
+        Given::Value(value) => descriptor_columns(value),
+        Given::Table(_) => None,
+    };
+    columns.ok_or_else(|| {
         plan_datafusion_err!(
             "`on_time` of `{name}` takes a column descriptor: `on_time => DESCRIPTOR(ts)`"
         )
-    };
-    let Given::Value(value) = given else {
-        return Err(wrong());
-    };
-    let SqlExpr::Function(function) = *value else {
-        return Err(wrong());
-    };
-    if !function.name.to_string().eq_ignore_ascii_case("descriptor") {
-        return Err(wrong());
-    }
-    let FunctionArguments::List(list) = &function.args else {
-        return Err(wrong());
-    };
-    if list.args.is_empty() {
-        return Err(wrong());
-    }
-    list.args
-        .iter()
-        .map(|arg| match arg {
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident))) => {
-                Ok(ident.value.clone())
-            }
-            _ => Err(wrong()),
-        })
-        .collect()
+    })
 }
 
 /// NULL of an omitted optional argument's type.

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
+use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
 
 use super::aggregation::{EmitMode, Output, TableAggregation};
+use crate::changelog;
 
 /// Evaluates the keys and arguments of a batch and folds it in.
 pub(super) fn push(
@@ -43,9 +44,7 @@ pub(super) fn output_batch(
         columns.push(output.rows);
     }
     if mode == EmitMode::Changelog {
-        columns.push(Arc::new(StringArray::from_iter_values(
-            output.kinds.iter().map(|k| k.short()),
-        )));
+        columns.push(changelog::kinds_array(&output.kinds));
     }
     Ok(RecordBatch::try_new(schema.clone(), columns)?)
 }

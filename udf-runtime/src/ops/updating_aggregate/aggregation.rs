@@ -27,12 +27,11 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::Result;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 use udf_core::RowKind;
 
 use super::aggregator::Aggregator;
-use super::calls::Call;
+use super::calls::{Call, key_ids};
 use crate::changelog;
 
 /// What one input row does to its group.
@@ -74,16 +73,7 @@ impl UpdatingAggregation {
         input: &Schema,
         schema: SchemaRef,
     ) -> Result<Self> {
-        let key_fields = keys
-            .iter()
-            .map(|k| k.return_field(input))
-            .collect::<Result<Vec<_>>>()?;
-        let group_values = if keys.is_empty() {
-            None
-        } else {
-            let key_schema = Arc::new(Schema::new(key_fields));
-            Some(new_group_values(key_schema, &GroupOrdering::None)?)
-        };
+        let group_values = key_ids(&keys, input)?;
         let accumulators = calls
             .iter()
             .map(Call::accumulators)

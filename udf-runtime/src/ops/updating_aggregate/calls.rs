@@ -3,13 +3,16 @@
 //! (`Folder`, so errors name the function, row and group as in a bounded GROUP BY) or a
 //! built-in's (`builtins.rs`).
 
+use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
-use datafusion::arrow::datatypes::{FieldRef, Schema};
+use datafusion::arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use datafusion::common::{Result, exec_err};
 use datafusion::logical_expr::AggregateUDFImpl;
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
+use datafusion::physical_plan::aggregates::order::GroupOrdering;
 
 use super::aggregator::Aggregator;
 use super::builtins;
@@ -103,6 +106,11 @@ impl Call {
         Ok((args, Some(kept)))
     }
 
+    /// Its arguments and FILTER, for `apply_expressions`.
+    pub(crate) fn expressions(&self) -> impl Iterator<Item = &Arc<dyn PhysicalExpr>> {
+        self.args.iter().chain(&self.filter)
+    }
+
     /// The call's name, for errors.
     pub(crate) fn name(&self) -> &str {
         match &self.function {
@@ -110,6 +118,43 @@ impl Call {
             CallFunction::BuiltIn(name) => name,
         }
     }
+}
+
+/// As EXPLAIN shows it: `name(DISTINCT args) FILTER (WHERE ..)`.
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
+        let distinct = if self.distinct { "DISTINCT " } else { "" };
+        write!(f, "{}({distinct}{})", self.name(), args.join(", "))?;
+        if let Some(filter) = &self.filter {
+            write!(f, " FILTER (WHERE {filter})")?;
+        }
+        Ok(())
+    }
+}
+
+/// The schema of GROUP BY (or PARTITION BY) keys over `input`, to intern them.
+pub(crate) fn key_schema(keys: &[Arc<dyn PhysicalExpr>], input: &Schema) -> Result<SchemaRef> {
+    let fields = keys
+        .iter()
+        .map(|key| key.return_field(input))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// A table numbering the distinct values of `keys` (DataFusion's `GroupValues`); `None`
+/// without keys, where every row is in one group.
+pub(crate) fn key_ids(
+    keys: &[Arc<dyn PhysicalExpr>],
+    input: &Schema,
+) -> Result<Option<Box<dyn GroupValues>>> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(new_group_values(
+        key_schema(keys, input)?,
+        &GroupOrdering::None,
+    )?))
 }
 
 impl Aggregator for Folder {

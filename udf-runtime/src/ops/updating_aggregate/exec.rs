@@ -61,20 +61,7 @@ impl UpdatingAggregateExec {
 impl DisplayAs for UpdatingAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
-        let calls: Vec<String> = self
-            .calls
-            .iter()
-            .map(|call| {
-                let args: Vec<String> = call.args.iter().map(ToString::to_string).collect();
-                let filter = call
-                    .filter
-                    .as_ref()
-                    .map(|f| format!(" FILTER (WHERE {f})"))
-                    .unwrap_or_default();
-                let distinct = if call.distinct { "DISTINCT " } else { "" };
-                format!("{}({distinct}{}){filter}", call.name(), args.join(", "))
-            })
-            .collect();
+        let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
         write!(
             f,
             "UpdatingAggregateExec: groupBy=[{}], aggr=[{}], emit=changelog",
@@ -114,10 +101,7 @@ impl ExecutionPlan for UpdatingAggregateExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        let exprs = self
-            .calls
-            .iter()
-            .flat_map(|c| c.args.iter().chain(&c.filter));
+        let exprs = self.calls.iter().flat_map(Call::expressions);
         apply_expression_roots(self.keys.iter().chain(exprs), f)
     }
 

@@ -14,13 +14,13 @@ use datafusion::logical_expr::planner::{
 };
 use datafusion::logical_expr::{Expr, Extension, LogicalPlan};
 use datafusion::sql::sqlparser::ast::{
-    Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectNamePart, TableFactor,
+    Expr as SqlExpr, FunctionArg, FunctionArguments, ObjectNamePart, TableFactor,
 };
 
 use super::spec::WindowKind;
 use super::tvf_node::WindowTvfNode;
 use crate::ops::lateral::binding::table_call;
-use crate::plan::table_argument::{Given, call_arguments};
+use crate::plan::table_argument::{Given, call_arguments, descriptor_columns};
 use crate::streaming::event_time::{EventTime, Watermarks};
 use crate::streaming::time_attribute;
 
@@ -162,12 +162,7 @@ impl WindowTvfPlanner {
                 "`{column}` has no watermark, so {function} cannot window by it: declare one with `session.declare_watermark(\"{table}\", \"{column}\", delay)` or `WATERMARK FOR`"
             );
         };
-        Ok(EventTime {
-            name: field.name().clone(),
-            column: index,
-            delay_millis: i64::try_from(spec.delay.as_millis()).unwrap_or(i64::MAX),
-            emission: spec.emission,
-        })
+        Ok(EventTime::declared(field.name(), index, &spec))
     }
 }
 
@@ -215,15 +210,10 @@ fn ordered(function: &str, names: &[&str], args: &[FunctionArg]) -> Result<Vec<G
 
 /// `DESCRIPTOR(ts)`: the column's name.
 fn descriptor(function: &str, value: SqlExpr) -> Result<String> {
-    if let SqlExpr::Function(call) = &value
-        && call.name.to_string().eq_ignore_ascii_case("descriptor")
-        && let FunctionArguments::List(list) = &call.args
-        && let [FunctionArg::Unnamed(FunctionArgExpr::Expr(SqlExpr::Identifier(ident)))] =
-            list.args.as_slice()
-    {
-        return Ok(ident.value.clone());
+    match descriptor_columns(&value).as_deref() {
+        Some([column]) => Ok(column.clone()),
+        _ => plan_err!("the time column of {function} is given as `DESCRIPTOR(ts)`, not `{value}`"),
     }
-    plan_err!("the time column of {function} is given as `DESCRIPTOR(ts)`, not `{value}`")
 }
 
 /// An interval literal in milliseconds (positive, of days and less).

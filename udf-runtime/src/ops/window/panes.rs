@@ -26,7 +26,7 @@ use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
 use super::spec::WindowKind;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
-use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::updating_aggregate::calls::{Call, key_schema};
 use crate::streaming::local_time::LocalTime;
 
 /// A window: `[start, end)`, ordered by end so the earliest to fire comes first.
@@ -100,14 +100,10 @@ impl WindowAggregation {
         late: Count,
         local: Option<LocalTime>,
     ) -> Result<Self> {
-        let key_fields = keys
-            .iter()
-            .map(|k| k.return_field(input))
-            .collect::<Result<Vec<_>>>()?;
         Ok(WindowAggregation {
             window,
+            key_schema: key_schema(&keys, input)?,
             keys,
-            key_schema: Arc::new(Schema::new(key_fields)),
             calls,
             layout,
             schema,

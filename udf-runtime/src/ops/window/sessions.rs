@@ -19,14 +19,13 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::row::{OwnedRow, RowConverter, SortField};
 use datafusion::common::Result;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
-use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::updating_aggregate::calls::{Call, key_ids, key_schema};
 use crate::streaming::local_time::LocalTime;
 
 /// An open session: `[start, end)` and its accumulators' slot.
@@ -73,25 +72,17 @@ impl SessionAggregation {
         late: Count,
         local: Option<LocalTime>,
     ) -> Result<Self> {
-        let key_fields = keys
-            .iter()
-            .map(|k| k.return_field(input))
-            .collect::<Result<Vec<_>>>()?;
-        let (key_ids, key_rows) = if keys.is_empty() {
-            (None, None)
+        let key_rows = if keys.is_empty() {
+            None
         } else {
-            let sorts = key_fields
+            let sorts = key_schema(&keys, input)?
+                .fields()
                 .iter()
                 .map(|f| SortField::new(f.data_type().clone()))
                 .collect();
-            (
-                Some(new_group_values(
-                    Arc::new(Schema::new(key_fields)),
-                    &GroupOrdering::None,
-                )?),
-                Some(RowConverter::new(sorts)?),
-            )
+            Some(RowConverter::new(sorts)?)
         };
+        let key_ids = key_ids(&keys, input)?;
         Ok(SessionAggregation {
             gap,
             keys,
@@ -132,6 +123,8 @@ impl SessionAggregation {
             .map(|call| call.evaluate_args(batch))
             .collect::<Result<Vec<_>>>()?;
         let mut run: Vec<(u32, usize)> = Vec::new();
+        // The sessions a row's window touches (reused from row to row).
+        let mut touching: Vec<Session> = Vec::new();
         let mut closed = Vec::new();
         for row in 0..rows {
             if let Some(watermark) = before[row] {
@@ -150,11 +143,13 @@ impl SessionAggregation {
             let key = key_ids[row];
             let time = self.clock.time(times[row]);
             let (start, end) = (time, time + self.gap);
-            let touching: Vec<Session> = self.sessions[key]
-                .iter()
-                .filter(|s| s.start <= end && s.end >= start)
-                .copied()
-                .collect();
+            touching.clear();
+            touching.extend(
+                self.sessions[key]
+                    .iter()
+                    .filter(|s| s.start <= end && s.end >= start)
+                    .copied(),
+            );
             let merged_start = touching.iter().map(|s| s.start).fold(start, i64::min);
             let merged_end = touching.iter().map(|s| s.end).fold(end, i64::max);
             if watermark.is_some_and(|w| merged_end - 1 <= w) {
