@@ -64,6 +64,20 @@ pub trait GroupAccumulators: Send + Sync {
     /// retraction is gone; a later row creates it anew, as Flink creates a new accumulator).
     fn clear_groups(&mut self, groups: &[usize]);
 
+    /// The encoded accumulators of groups `0..total_groups`, which stay (a checkpoint of a
+    /// streaming aggregation).
+    fn save_groups(&mut self, total_groups: usize) -> Result<ArrayRef, GroupFailure>;
+
+    /// Makes the accumulator of each listed group the one `states` encodes at the same
+    /// position (a restore from [`GroupAccumulators::save_groups`]); every byte must read, or
+    /// the accumulator type changed since.
+    fn restore_groups(
+        &mut self,
+        states: &dyn Array,
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<(), Error>;
+
     /// Memory held, in bytes (an estimate: heap data inside accumulators is not counted).
     fn size(&self) -> usize;
 }
@@ -260,15 +274,7 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
         total_groups: usize,
     ) -> Result<(), GroupFailure> {
         self.grow(total_groups);
-        let states = states
-            .as_any()
-            .downcast_ref::<BinaryArray>()
-            .ok_or_else(|| {
-                Error::msg(format!(
-                    "partial aggregates arrive as {}, not BINARY",
-                    states.data_type()
-                ))
-            })?;
+        let states = binary(states, "partial aggregates")?;
         // One panic guard around the loop (not one per row); `at` tells which row it was.
         let mut at = 0;
         let (logic, accs) = (&self.logic, &mut self.accs);
@@ -355,8 +361,40 @@ impl<T: AggregateLogic> GroupAccumulators for Groups<T> {
         }
     }
 
+    fn save_groups(&mut self, total_groups: usize) -> Result<ArrayRef, GroupFailure> {
+        self.grow(total_groups);
+        Self::encode(&self.accs[..total_groups])
+    }
+
+    fn restore_groups(
+        &mut self,
+        states: &dyn Array,
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<(), Error> {
+        self.grow(total_groups);
+        let states = binary(states, "saved accumulators")?;
+        for (row, &group) in groups.iter().enumerate() {
+            self.accs[group] = crate::ptf::decode::<T::Acc>(states.value(row))?;
+        }
+        Ok(())
+    }
+
     fn size(&self) -> usize {
         std::mem::size_of::<Self>()
             + (self.accs.capacity() + self.spare.capacity()) * std::mem::size_of::<T::Acc>()
     }
+}
+
+/// `states` as the BINARY column of encoded accumulators; `what` names them in the error.
+fn binary<'a>(states: &'a dyn Array, what: &str) -> Result<&'a BinaryArray, Error> {
+    states
+        .as_any()
+        .downcast_ref::<BinaryArray>()
+        .ok_or_else(|| {
+            Error::msg(format!(
+                "{what} arrive as {}, not BINARY",
+                states.data_type()
+            ))
+        })
 }

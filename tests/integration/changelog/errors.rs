@@ -70,6 +70,16 @@ async fn a_row_kind_that_is_not_one_is_an_error_naming_the_row() {
     );
 }
 
+/// Only the `op` an insert leaves out takes the row kinds (rule 38): a query's own
+/// column named `op` over a changelog is refused, not filled.
+#[tokio::test]
+async fn a_query_of_its_own_op_over_a_changelog_is_refused() {
+    let error =
+        planning_error("SELECT k, n, NULL AS op FROM (SELECT k, COUNT(*) AS n FROM t GROUP BY k)")
+            .await;
+    assert!(error.contains("selects a column named `op`"), "{error}");
+}
+
 #[tokio::test]
 async fn a_changelog_table_with_its_own_op_column_is_refused() {
     let session = session(1);

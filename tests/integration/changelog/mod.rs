@@ -4,6 +4,7 @@
 mod debezium;
 mod errors;
 mod group_by;
+mod insert;
 mod materialize;
 
 use std::sync::Arc;
@@ -59,7 +60,12 @@ async fn fed_output(
     rows_per_batch: usize,
 ) -> Vec<String> {
     let batches = output_batches(session, feed, sql, rows, kinds, rows_per_batch).await;
-    support::batches_to_rows(&batches)
+    rows_as_text(&batches)
+}
+
+/// Each row as its values separated by spaces.
+fn rows_as_text(batches: &[RecordBatch]) -> Vec<String> {
+    support::batches_to_rows(batches)
         .iter()
         .map(|row| {
             let values: Vec<String> = row.iter().map(ToString::to_string).collect();

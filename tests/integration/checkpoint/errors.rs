@@ -35,12 +35,28 @@ async fn plans_that_cannot_be_checkpointed_are_refused_naming_the_operator() {
     let error = planning_error(&session, "SELECT * FROM events").await;
     assert!(error.contains("has no process table function"), "{error}");
 
-    // The updating GROUP BY keeps groups that checkpoints do not save yet.
-    let error = planning_error(&session, "SELECT k, COUNT(*) FROM events GROUP BY k").await;
-    assert!(
-        error.contains(
-            "a GROUP BY over a stream or a changelog, whose groups checkpoints do not save yet"
+    // A GROUP BY over a process table function's output: two operators keep state.
+    let error = planning_error(
+        &session,
+        &format!(
+            "SELECT what, COUNT(*) FROM ({}) GROUP BY what",
+            query("two")
         ),
+    )
+    .await;
+    assert!(
+        error.contains("this query has 2 operators that keep state"),
+        "{error}"
+    );
+
+    // A window aggregate's waiting rows are not saved yet.
+    let error = planning_error(
+        &session,
+        "SELECT k, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end",
+    )
+    .await;
+    assert!(
+        error.contains("a window aggregate or an OVER window over a stream"),
         "{error}"
     );
 

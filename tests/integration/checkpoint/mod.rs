@@ -6,6 +6,7 @@
 mod crash;
 mod errors;
 mod files;
+mod group_by;
 mod restore;
 mod sink;
 mod table_aggregate;

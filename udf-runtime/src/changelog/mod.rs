@@ -13,6 +13,7 @@
 
 mod apply;
 pub mod debezium;
+mod insert_kinds;
 pub(crate) mod modes;
 
 pub use apply::materialize;

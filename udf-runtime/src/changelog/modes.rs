@@ -10,7 +10,8 @@
 //!   (each row once the watermark passes it);
 //! - a table aggregate over a stream emits a changelog, as Flink's do;
 //! - filters and aliases pass a changelog through unchanged, as Flink filters each row,
-//!   `INSERT INTO` a table with an `op` column writes the kinds there, and a PTF whose table
+//!   `INSERT INTO` a table with an `op` column writes the kinds there (by position, or into
+//!   the `op` a column list leaves out: [`super::insert_kinds`]), and a PTF whose table
 //!   argument declares `supports_updates` reads each row with its kind;
 //! - any other operator over a changelog is a planning error naming it: it would read `-U`
 //!   and `-D` rows as if they were inserts.
@@ -27,7 +28,7 @@ use datafusion::datasource::ViewTable;
 use datafusion::logical_expr::{Expr, Extension, LogicalPlan, Projection};
 use datafusion::optimizer::AnalyzerRule;
 
-use super::{OP_COLUMN, row_kind_column};
+use super::{OP_COLUMN, insert_kinds, row_kind_column};
 use crate::ops::over::EventTimeOverNode;
 use crate::ops::ptf::PtfNode;
 use crate::ops::table_aggregate::TableAggregateNode;
@@ -45,7 +46,9 @@ pub struct ChangelogModes {
 
 impl AnalyzerRule for ChangelogModes {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|plan| rewrite(plan, &self.watermarks))
+        plan.transform_down_with_subqueries(insert_kinds::mark_slot)?
+            .data
+            .transform_up_with_subqueries(|plan| rewrite(plan, &self.watermarks))
             .map(|t| t.data)
     }
 
@@ -97,6 +100,9 @@ fn rewrite(plan: LogicalPlan, watermarks: &Watermarks) -> Result<Transformed<Log
             Ok(Transformed::yes(LogicalPlan::Extension(Extension {
                 node: Arc::new(node),
             })))
+        }
+        LogicalPlan::Projection(projection) if insert_kinds::has_slot(&projection) => {
+            insert_kinds::fill_slot(projection).map(Transformed::yes)
         }
         LogicalPlan::Projection(projection)
             if updating(&projection.input) && !updating_output(&projection) =>

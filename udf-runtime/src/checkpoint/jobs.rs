@@ -75,7 +75,7 @@ impl Jobs {
         let mut running = lock(&self.running);
         if running.contains_key(uid) {
             return Err(DataFusionError::Execution(format!(
-                "a query with the process table function of uid `{uid}` is already running; \
+                "a query with the operator of uid `{uid}` is already running; \
                  a uid names one running query (its state and checkpoints)"
             )));
         }
@@ -118,8 +118,18 @@ impl Jobs {
                 return Ok(running.requests.clone());
             }
             if tokio::time::timeout_at(deadline, registered).await.is_err() {
+                let mut uids: Vec<String> = lock(&self.running)
+                    .keys()
+                    .map(|uid| format!("`{uid}`"))
+                    .collect();
+                uids.sort_unstable();
+                let running = if uids.is_empty() {
+                    "none runs now".to_owned()
+                } else {
+                    format!("running: {}", uids.join(", "))
+                };
                 return Err(DataFusionError::Execution(format!(
-                    "no query with checkpoints runs the process table function of uid `{uid}` (waited {} s for one to start)",
+                    "no query with checkpoints runs the operator of uid `{uid}` (waited {} s for one to start; {running})",
                     START_WAIT.as_secs()
                 )));
             }

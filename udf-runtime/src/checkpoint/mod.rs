@@ -9,7 +9,9 @@
 //! have come, then saves its keyed-state unit (`barrier.rs`); once every source and processor
 //! has answered, the manifest is written last (`manifest.rs`, `files.rs`) and the checkpoint
 //! is complete. Settings use Flink's keys (`config.rs`); the running queries of a session are
-//! found by uid (`jobs.rs`) for savepoints and statistics.
+//! found by uid (`jobs.rs`) for savepoints and statistics. Keyed operators other than process
+//! table functions (table aggregates, the updating GROUP BY) run under checkpoints through
+//! `operator.rs`.
 
 pub mod barrier;
 pub mod config;
@@ -18,6 +20,7 @@ pub mod file_source;
 pub mod files;
 pub mod jobs;
 pub mod manifest;
+pub mod operator;
 pub mod region;
 pub mod rule;
 pub mod source;

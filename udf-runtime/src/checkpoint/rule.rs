@@ -1,8 +1,9 @@
 //! Which plans can be checkpointed, decided when the plan is made (a physical optimizer rule
 //! that runs last). With checkpoints on, a query over unbounded input keeps its state in one
-//! process table function with a `uid`; between its sources and it stand only operators that
+//! keyed operator — a process table function or table aggregate with a `uid`, or an updating
+//! GROUP BY (whose uid comes from what it computes); between its sources and it stand only operators that
 //! pass barriers in order (`region.rs`) — DataFusion's repartitioning and batch coalescing
-//! there are taken out, since the function routes rows by key itself — and above it only
+//! there are taken out, since the operator routes rows by key itself — and above it only
 //! operators that keep nothing across batches. Anything else is a planning error naming the
 //! operator: a checkpoint that silently missed some state would restore wrong answers.
 
@@ -50,12 +51,10 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             return Ok(plan);
         }
         let mut stateful = 0;
-        let mut updating_aggregate = false;
         let mut window_aggregate = false;
         plan.apply(|node| {
             stateful += usize::from(keeps_state(node.as_ref()));
             let any = node.as_ref() as &dyn Any;
-            updating_aggregate |= any.is::<UpdatingAggregateExec>();
             window_aggregate |= any.is::<WindowAggregateExec>() || any.is::<EventTimeOverExec>();
             Ok(TreeNodeRecursion::Continue)
         })?;
@@ -64,24 +63,19 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
                 "{ON}, but this query has a window aggregate or an OVER window over a stream, whose waiting rows checkpoints do not save yet: a restored run would lose them"
             );
         }
-        if updating_aggregate {
-            return plan_err!(
-                "{ON}, but this query has a GROUP BY over a stream or a changelog, whose groups checkpoints do not save yet: a restored run would start them over"
-            );
-        }
         match stateful {
             // A bounded query without one runs as a batch job, which Flink does not
             // checkpoint either.
             0 if matches!(plan.boundedness(), Boundedness::Bounded) => return Ok(plan),
             0 => {
                 return plan_err!(
-                    "{ON}, but this query over unbounded input has no process table function or table aggregate: checkpoints cover the state of one such operator per query so far"
+                    "{ON}, but this query over unbounded input has no process table function, table aggregate or GROUP BY: checkpoints cover the state of one such operator per query so far"
                 );
             }
             1 => {}
             n => {
                 return plan_err!(
-                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates): checkpoints cover one per query so far"
+                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates, GROUP BYs): checkpoints cover one per query so far"
                 );
             }
         }
@@ -98,6 +92,11 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             if let Some(aggregate) = streaming_table_aggregate(node.as_ref()) {
                 let region = region_of(aggregate.input().clone())?;
                 let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.checkpointed(region)?);
+                return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
+            }
+            if let Some(aggregate) = streaming_group_by(node.as_ref()) {
+                let region = region_of(aggregate.input().clone())?;
+                let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.checkpointed(region));
                 return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
             }
             let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() else {
@@ -139,6 +138,12 @@ fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
             let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.with_committing_sink(region)?);
             return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
         }
+        if let Some(aggregate) = streaming_group_by(node.as_ref()) {
+            uid = Some(aggregate.checkpoint_target().uid);
+            let region = region_of(aggregate.input().clone())?;
+            let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.with_committing_sink(region));
+            return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
+        }
         if let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() {
             uid = Some(function.checkpoint_target()?.uid);
             let inputs = node
@@ -166,7 +171,7 @@ fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
     })?;
     let Some(uid) = uid else {
         return plan_err!(
-            "{ON}, but the rows written come from no process table function or table aggregate: INSERT INTO commits with checkpoints the output of one"
+            "{ON}, but the rows written come from no process table function, table aggregate or GROUP BY: INSERT INTO commits with checkpoints the output of one"
         );
     };
     Ok(Arc::new(CommittingSinkExec::try_new(
@@ -193,9 +198,16 @@ fn region_of(input: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
 }
 
 /// Whether `plan` keeps state that checkpoints save: a process table function, or a table
-/// aggregate's changelog over unbounded input.
+/// aggregate's changelog or an updating GROUP BY over unbounded input.
 fn keeps_state(plan: &dyn ExecutionPlan) -> bool {
-    (plan as &dyn Any).is::<PtfExec>() || streaming_table_aggregate(plan).is_some()
+    (plan as &dyn Any).is::<PtfExec>()
+        || streaming_table_aggregate(plan).is_some()
+        || streaming_group_by(plan).is_some()
+}
+
+fn streaming_group_by(plan: &dyn ExecutionPlan) -> Option<&UpdatingAggregateExec> {
+    let aggregate = (plan as &dyn Any).downcast_ref::<UpdatingAggregateExec>()?;
+    (!matches!(plan.boundedness(), Boundedness::Bounded)).then_some(aggregate)
 }
 
 fn streaming_table_aggregate(plan: &dyn ExecutionPlan) -> Option<&TableAggregateExec> {

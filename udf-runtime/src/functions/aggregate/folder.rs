@@ -119,6 +119,30 @@ impl Folder {
         self.groups.clear_groups(groups);
     }
 
+    /// The encoded accumulators of groups `0..total_groups`, which stay (a checkpoint).
+    pub(crate) fn save_groups(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        self.guard("encoding accumulators", |accumulators| {
+            accumulators.save_groups(total_groups)
+        })
+    }
+
+    /// Sets the listed groups' accumulators to those `states` (of `save_groups`) encodes.
+    pub(crate) fn restore_groups(
+        &mut self,
+        states: &ArrayRef,
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<()> {
+        self.groups
+            .restore_groups(states.as_ref(), groups, total_groups)
+            .map_err(|error| {
+                exec_datafusion_err!(
+                    "the saved accumulators of aggregate function `{}` do not read: {error}",
+                    self.name
+                )
+            })
+    }
+
     /// Keeps the keys of new groups, if the call takes them after its arguments; returns
     /// the arguments.
     fn record_keys<'a>(

@@ -15,6 +15,7 @@ use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::stateless::{is_per_batch, per_batch};
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::table_aggregate::exec::TableAggregateExec;
+use crate::ops::updating_aggregate::UpdatingAggregateExec;
 
 /// Partition `partition` of `plan` with the barriers of its stateful operator.
 pub fn flow(
@@ -27,6 +28,9 @@ pub fn flow(
         return function.execute_flow(partition, context);
     }
     if let Some(aggregate) = any.downcast_ref::<TableAggregateExec>() {
+        return aggregate.execute_flow(partition, context);
+    }
+    if let Some(aggregate) = any.downcast_ref::<UpdatingAggregateExec>() {
         return aggregate.execute_flow(partition, context);
     }
     if let Some((input, apply)) = per_batch(plan.as_ref())? {
@@ -47,5 +51,8 @@ pub fn flow(
 /// Whether `plan` may stand between the stateful operator and the sink.
 pub fn passes(plan: &dyn ExecutionPlan) -> bool {
     let any = plan as &dyn Any;
-    any.is::<PtfExec>() || any.is::<TableAggregateExec>() || is_per_batch(plan)
+    any.is::<PtfExec>()
+        || any.is::<TableAggregateExec>()
+        || any.is::<UpdatingAggregateExec>()
+        || is_per_batch(plan)
 }

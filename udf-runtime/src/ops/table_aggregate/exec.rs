@@ -25,10 +25,11 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
 use super::batches::{output_batch, push};
-use super::checkpointed::{self, Partition};
+use super::checkpointed::Partition;
 use super::node::TableAggregateCall;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::checkpoint::operator;
 use crate::ops::ptf::router::{Router, RouterInput};
 use crate::ops::table_aggregate::aggregation::{EmitMode, TableAggregation};
 use udf_core::types::DataType;
@@ -155,7 +156,14 @@ impl TableAggregateExec {
         let Some(router) = &self.router else {
             return internal_err!("a table aggregate without checkpoints has no barriers");
         };
-        checkpointed::run_flow(self.partition_parts()?, router, partition, context)
+        let partitions = self.partitions();
+        operator::run_flow(
+            self.partition_parts()?,
+            router,
+            partition,
+            partitions,
+            context,
+        )
     }
 
     fn partition_parts(&self) -> Result<Partition> {
@@ -167,7 +175,6 @@ impl TableAggregateExec {
             row_is_struct: self.row_is_struct,
             mode: self.call.mode,
             name: self.call.name.clone(),
-            partitions: self.partitions(),
         })
     }
 
@@ -314,7 +321,15 @@ impl ExecutionPlan for TableAggregateExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         if let Some(router) = &self.router {
-            return checkpointed::run(self.partition_parts()?, router, partition, context);
+            let (parts, partitions) = (self.partition_parts()?, self.partitions());
+            return operator::run(
+                parts,
+                router,
+                partition,
+                partitions,
+                self.schema.clone(),
+                context,
+            );
         }
         let schema = self.schema.clone();
         let (row_is_struct, mode) = (self.row_is_struct, self.call.mode);

@@ -48,15 +48,15 @@ enum Outcome {
 }
 
 pub(super) struct UpdatingAggregation {
-    keys: Vec<Arc<dyn PhysicalExpr>>,
-    calls: Arc<[Call]>,
-    accumulators: Vec<Box<dyn Aggregator>>,
+    pub(super) keys: Vec<Arc<dyn PhysicalExpr>>,
+    pub(super) calls: Arc<[Call]>,
+    pub(super) accumulators: Vec<Box<dyn Aggregator>>,
     /// The input's row-kind column; `None` for an insert-only input.
     op: Option<usize>,
     /// Group numbers of keys; `None` without GROUP BY keys (one group).
-    group_values: Option<Box<dyn GroupValues>>,
+    pub(super) group_values: Option<Box<dyn GroupValues>>,
     /// Rows each group holds (added minus taken back): 0 when it does not exist.
-    counts: Vec<i64>,
+    pub(super) counts: Vec<i64>,
     /// Compares results before and after a row.
     results: RowConverter,
     schema: SchemaRef,

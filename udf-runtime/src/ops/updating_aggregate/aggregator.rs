@@ -28,4 +28,12 @@ pub(crate) trait Aggregator: Send {
 
     /// Starts the listed groups over (they emptied).
     fn clear(&mut self, groups: &[usize]);
+
+    /// The accumulators of groups `0..total_groups`, one row per group, which stay (a
+    /// checkpoint).
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef>;
+
+    /// Makes the accumulator of each listed group the one `saved` (an array of `save`) holds
+    /// at the same position.
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()>;
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, AsArray, BooleanArray, Int64Array,
-    PrimitiveArray, new_null_array,
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, AsArray, BinaryBuilder, BooleanArray,
+    Int64Array, PrimitiveArray, new_null_array,
 };
 use datafusion::arrow::datatypes::{
     DataType, Decimal128Type, FieldRef, Float64Type, Int64Type, UInt64Type,
@@ -17,6 +17,8 @@ use datafusion::arrow::row::{OwnedRow, RowConverter, SortField};
 use datafusion::common::{Result, plan_err};
 
 use super::aggregator::Aggregator;
+use super::saved;
+use super::value_counts;
 
 /// The accumulators of built-in `name` over arguments of `args`' types.
 pub(super) fn accumulators(
@@ -116,6 +118,21 @@ impl Aggregator for Count {
             }
         }
     }
+
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        grow(&mut self.counts, total_groups, 0);
+        let counts = self.counts[..total_groups].iter().copied();
+        Ok(Arc::new(Int64Array::from_iter_values(counts)))
+    }
+
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()> {
+        grow(&mut self.counts, total_groups, 0);
+        let saved = saved::primitive::<Int64Type>(saved)?;
+        for (&group, count) in groups.iter().zip(saved.values()) {
+            self.counts[group] = *count;
+        }
+        Ok(())
+    }
 }
 
 /// A sum and the number of values in it, per group.
@@ -189,6 +206,28 @@ impl<T: ArrowPrimitiveType> Aggregator for Sum<T> {
             }
         }
     }
+
+    /// `{sum, count}` per group.
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        grow(&mut self.sums, total_groups, T::Native::ZERO);
+        grow(&mut self.counts, total_groups, 0);
+        let sums = PrimitiveArray::<T>::from_iter_values(self.sums[..total_groups].iter().copied());
+        let counts = Int64Array::from_iter_values(self.counts[..total_groups].iter().copied());
+        saved::pair(("sum", Arc::new(sums)), ("count", Arc::new(counts)))
+    }
+
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()> {
+        grow(&mut self.sums, total_groups, T::Native::ZERO);
+        grow(&mut self.counts, total_groups, 0);
+        let (sums, counts) = saved::columns_of(saved, "sums")?;
+        let sums = saved::primitive::<T>(sums)?;
+        let counts = saved::primitive::<Int64Type>(counts)?;
+        for (row, &group) in groups.iter().enumerate() {
+            self.sums[group] = sums.value(row);
+            self.counts[group] = counts.value(row);
+        }
+        Ok(())
+    }
 }
 
 /// AVG over DOUBLE (DataFusion casts integer arguments to it): a sum and a count per group.
@@ -225,6 +264,14 @@ impl Aggregator for Average {
 
     fn clear(&mut self, groups: &[usize]) {
         self.sums.clear(groups);
+    }
+
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        self.sums.save(total_groups)
+    }
+
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()> {
+        self.sums.restore(saved, groups, total_groups)
     }
 }
 
@@ -320,5 +367,32 @@ impl Aggregator for Extreme {
                 values.clear();
             }
         }
+    }
+
+    /// Per group its values (Arrow's row format) with their multiplicities, encoded.
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        if self.values.len() < total_groups {
+            self.values.resize_with(total_groups, BTreeMap::new);
+        }
+        let mut saved = BinaryBuilder::with_capacity(total_groups, total_groups * 16);
+        for values in &self.values[..total_groups] {
+            value_counts::append(&mut saved, values.iter().map(|(v, &n)| (v.as_ref(), n)))?;
+        }
+        Ok(Arc::new(saved.finish()))
+    }
+
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()> {
+        if self.values.len() < total_groups {
+            self.values.resize_with(total_groups, BTreeMap::new);
+        }
+        let saved = value_counts::array(saved)?;
+        let parser = self.converter.parser();
+        for (row, &group) in groups.iter().enumerate() {
+            self.values[group] = value_counts::read(saved, row)?
+                .iter()
+                .map(|(value, count)| (parser.parse(value).owned(), *count))
+                .collect();
+        }
+        Ok(())
     }
 }

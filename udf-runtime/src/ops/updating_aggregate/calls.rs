@@ -202,4 +202,12 @@ impl Aggregator for Folder {
     fn clear(&mut self, groups: &[usize]) {
         self.clear_groups(groups);
     }
+
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        self.save_groups(total_groups)
+    }
+
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()> {
+        self.restore_groups(saved, groups, total_groups)
+    }
 }

@@ -4,12 +4,16 @@
 
 use std::collections::HashMap;
 
-use datafusion::arrow::array::{ArrayRef, BooleanArray, BooleanBufferBuilder};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, BinaryBuilder, BooleanArray, BooleanBufferBuilder};
 use datafusion::arrow::datatypes::FieldRef;
 use datafusion::arrow::row::{OwnedRow, RowConverter, SortField};
 use datafusion::common::{Result, not_impl_err};
 
 use super::aggregator::Aggregator;
+use super::saved;
+use super::value_counts;
 
 pub(super) struct Distinct {
     inner: Box<dyn Aggregator>,
@@ -100,5 +104,35 @@ impl Aggregator for Distinct {
             }
         }
         self.inner.clear(groups);
+    }
+
+    /// `{values, inner}` per group: the distinct values with their row counts, and the
+    /// call's own accumulator.
+    fn save(&mut self, total_groups: usize) -> Result<ArrayRef> {
+        if self.counts.len() < total_groups {
+            self.counts.resize_with(total_groups, HashMap::new);
+        }
+        let mut values = BinaryBuilder::with_capacity(total_groups, total_groups * 16);
+        for counts in &self.counts[..total_groups] {
+            value_counts::append(&mut values, counts.iter().map(|(v, &n)| (v.as_ref(), n)))?;
+        }
+        let inner = self.inner.save(total_groups)?;
+        saved::pair(("values", Arc::new(values.finish())), ("inner", inner))
+    }
+
+    fn restore(&mut self, saved: &ArrayRef, groups: &[usize], total_groups: usize) -> Result<()> {
+        if self.counts.len() < total_groups {
+            self.counts.resize_with(total_groups, HashMap::new);
+        }
+        let (values, inner) = saved::columns_of(saved, "DISTINCT values")?;
+        let values = value_counts::array(values)?;
+        let parser = self.converter.parser();
+        for (row, &group) in groups.iter().enumerate() {
+            self.counts[group] = value_counts::read(values, row)?
+                .iter()
+                .map(|(value, count)| (parser.parse(value).owned(), *count))
+                .collect();
+        }
+        self.inner.restore(inner, groups, total_groups)
     }
 }

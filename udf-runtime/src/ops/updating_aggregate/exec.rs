@@ -1,6 +1,7 @@
 //! `UpdatingAggregateExec`: an updating GROUP BY over its input partitions, hash-partitioned
 //! by the group keys so each partition holds whole groups (all rows in one partition without
-//! keys). Every input batch may emit changelog rows, in its rows' order.
+//! keys). Every input batch may emit changelog rows, in its rows' order. With checkpoints
+//! the exec routes its input itself and saves its groups (`checkpointed.rs`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,9 +18,15 @@ use datafusion::physical_plan::{
     InputDistributionRequirements, PlanProperties,
 };
 use futures::StreamExt;
+use futures::stream::BoxStream;
 
 use super::aggregation::UpdatingAggregation;
 use super::calls::Call;
+use super::checkpointed::Partition;
+use crate::checkpoint::barrier::Flow;
+use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::checkpoint::operator;
+use crate::ops::ptf::router::{Router, RouterInput};
 
 #[derive(Debug)]
 pub struct UpdatingAggregateExec {
@@ -28,6 +35,10 @@ pub struct UpdatingAggregateExec {
     calls: Arc<[Call]>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
+    /// With checkpoints: routes the input's rows by group key (`checkpointed.rs`).
+    router: Option<Arc<Router>>,
+    /// Its output goes to a committing sink, whose answers its checkpoints wait for.
+    committing_sink: bool,
 }
 
 impl UpdatingAggregateExec {
@@ -54,8 +65,108 @@ impl UpdatingAggregateExec {
             calls: calls.into(),
             schema,
             properties,
+            router: None,
+            committing_sink: false,
         }
     }
+
+    /// This exec with checkpoints: over `region`, its input without repartitioning (the rows
+    /// are routed by group key here, so barriers keep their place), saving its groups at
+    /// every checkpoint.
+    pub fn checkpointed(&self, region: Arc<dyn ExecutionPlan>) -> Self {
+        self.checkpointed_into(region, self.committing_sink)
+    }
+
+    /// `checkpointed`, its output written by a committing sink (`execute_flow`).
+    pub fn with_committing_sink(&self, region: Arc<dyn ExecutionPlan>) -> Self {
+        self.checkpointed_into(region, true)
+    }
+
+    fn checkpointed_into(&self, region: Arc<dyn ExecutionPlan>, committing_sink: bool) -> Self {
+        let target = CheckpointTarget {
+            sink: committing_sink,
+            ..self.checkpoint_target()
+        };
+        let input = RouterInput {
+            plan: region.clone(),
+            keys: self.keys.clone(),
+            event_time: None,
+        };
+        let router = Router::new(vec![input], self.partitions(), false, Some(target));
+        UpdatingAggregateExec {
+            input: region,
+            keys: self.keys.clone(),
+            calls: self.calls.clone(),
+            schema: self.schema.clone(),
+            properties: self.properties.clone(),
+            router: Some(Arc::new(router)),
+            committing_sink,
+        }
+    }
+
+    /// What checkpoints save this exec's groups as. A GROUP BY has no place for a uid in
+    /// SQL, so its uid is derived from what it computes — its keys and calls — as
+    /// `group-by-<16 hex digits>`: the same query gets the same uid in every run, and EXPLAIN
+    /// shows it.
+    pub fn checkpoint_target(&self) -> CheckpointTarget {
+        CheckpointTarget {
+            uid: format!("group-by-{:016x}", fnv1a(self.computes().as_bytes())),
+            function: self.computes(),
+            sink: false,
+        }
+    }
+
+    /// `GROUP BY keys: calls`, for uids and errors.
+    fn computes(&self) -> String {
+        let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
+        let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
+        format!("GROUP BY {}: {}", keys.join(", "), calls.join(", "))
+    }
+
+    /// Partition `partition`'s changelog with the barriers of its checkpoints, for the
+    /// committing sink.
+    pub fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<Flow>>> {
+        let Some(router) = &self.router else {
+            return internal_err!("a GROUP BY without checkpoints has no barriers");
+        };
+        let partitions = self.partitions();
+        operator::run_flow(self.partition()?, router, partition, partitions, context)
+    }
+
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+
+    fn partitions(&self) -> usize {
+        self.properties.output_partitioning().partition_count()
+    }
+
+    fn aggregation(&self) -> Result<UpdatingAggregation> {
+        UpdatingAggregation::new(
+            self.keys.clone(),
+            self.calls.clone(),
+            &self.input.schema(),
+            self.schema.clone(),
+        )
+    }
+
+    fn partition(&self) -> Result<Partition> {
+        Ok(Partition {
+            aggregation: self.aggregation()?,
+            name: self.computes(),
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a hash that stays the same across runs and builds (a uid must).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 impl DisplayAs for UpdatingAggregateExec {
@@ -67,7 +178,11 @@ impl DisplayAs for UpdatingAggregateExec {
             "UpdatingAggregateExec: groupBy=[{}], aggr=[{}], emit=changelog",
             keys.join(", "),
             calls.join(", ")
-        )
+        )?;
+        if self.router.is_some() {
+            write!(f, ", uid={}", self.checkpoint_target().uid)?;
+        }
+        Ok(())
     }
 }
 
@@ -112,8 +227,12 @@ impl ExecutionPlan for UpdatingAggregateExec {
         if children.len() != 1 {
             return internal_err!("UpdatingAggregateExec takes one input");
         }
+        let input = children.swap_remove(0);
+        if self.router.is_some() {
+            return Ok(Arc::new(self.checkpointed(input)));
+        }
         Ok(Arc::new(UpdatingAggregateExec::new(
-            children.swap_remove(0),
+            input,
             self.keys.clone(),
             self.calls.to_vec(),
             self.schema.clone(),
@@ -125,13 +244,19 @@ impl ExecutionPlan for UpdatingAggregateExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        if let Some(router) = &self.router {
+            let (operator, partitions) = (self.partition()?, self.partitions());
+            return operator::run(
+                operator,
+                router,
+                partition,
+                partitions,
+                self.schema.clone(),
+                context,
+            );
+        }
         let input = self.input.execute(partition, context)?;
-        let aggregation = UpdatingAggregation::new(
-            self.keys.clone(),
-            self.calls.clone(),
-            &self.input.schema(),
-            self.schema.clone(),
-        )?;
+        let aggregation = self.aggregation()?;
         let stream = futures::stream::unfold(
             (input, aggregation),
             |(mut input, mut aggregation)| async move {

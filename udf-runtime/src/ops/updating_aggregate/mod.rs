@@ -4,15 +4,22 @@
 //! when retraction empties a group. The logical node and its checks (`node.rs`), the
 //! aggregate calls it computes (`calls.rs`), what it asks of their accumulators
 //! (`aggregator.rs`), the built-ins' accumulators (`builtins.rs`), DISTINCT (`distinct.rs`), the per-partition
-//! aggregation row by row in vectorized rounds (`aggregation.rs`) and the exec (`exec.rs`).
+//! aggregation row by row in vectorized rounds (`aggregation.rs`), the exec (`exec.rs`), and
+//! under checkpoints a partition as a keyed operator (`checkpointed.rs`) whose live groups a
+//! checkpoint saves (`snapshot.rs`; the built-ins' saved shapes in `saved.rs`, with
+//! `value_counts.rs` for MIN/MAX and DISTINCT).
 
 mod aggregation;
 pub(crate) mod aggregator;
 mod builtins;
 pub(crate) mod calls;
+mod checkpointed;
 mod distinct;
 pub mod exec;
 pub mod node;
+mod saved;
+mod snapshot;
+mod value_counts;
 
 pub use exec::UpdatingAggregateExec;
 pub use node::UpdatingAggregateNode;

@@ -1,0 +1,276 @@
+//! The updating GROUP BY over a changelog feed takes part in checkpoints: stopped at a
+//! savepoint and restored (with as many partitions, or more), each group goes on with its
+//! row count and accumulators — built-in ones, DISTINCT and a user-defined one with
+//! `retract` — so the two runs give together exactly the uninterrupted changelog; written by
+//! `INSERT INTO` a file table, it is committed once.
+
+use udf_core::arrow::datatypes::DataType as ArrowType;
+use udf_examples::aggregate::weighted_avg::WeightedAvg;
+use udf_runtime::{Checkpoint, changelog};
+
+use super::*;
+
+/// `t(k STRING, v BIGINT, w INT)`, changes of it.
+fn t_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("k", ArrowType::Utf8, false),
+        Field::new("v", ArrowType::Int64, false),
+        Field::new("w", ArrowType::Int32, false),
+    ]))
+}
+
+/// About 620 changes: row `i` is a `-D` of row `i - 7` (same key) when `i % 4 == 3`, else
+/// a `+I` to key `i % 7`; and key `z` gets a row every 50 and loses it 25 later, so it
+/// empties (`-D`) and comes back (`+I`) across the savepoint.
+fn changes_input() -> RecordBatch {
+    let value = |i: usize| ((i * 37) % 101) as i64;
+    let weight = |i: usize| (i % 3 + 1) as i32;
+    let mut rows: Vec<(&str, String, i64, i32)> = Vec::new();
+    for i in 0..600 {
+        if i % 4 == 3 && i >= 7 {
+            rows.push(("-D", format!("k{}", i % 7), value(i - 7), weight(i - 7)));
+        } else {
+            rows.push(("+I", format!("k{}", i % 7), value(i), weight(i)));
+        }
+        match i % 50 {
+            0 => rows.push(("+I", "z".into(), value(i), weight(i))),
+            25 => rows.push(("-D", "z".into(), value(i - 25), weight(i - 25))),
+            _ => {}
+        }
+    }
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.1))),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2))),
+        Arc::new(udf_core::arrow::array::Int32Array::from_iter_values(
+            rows.iter().map(|r| r.3),
+        )),
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+    ];
+    RecordBatch::try_new(Arc::new(changelog::with_row_kind(&t_schema())), columns).unwrap()
+}
+
+const GROUP_BY: &str = "SELECT k, COUNT(*) AS n, SUM(v) AS s, AVG(v) AS m, MIN(v) AS lo, MAX(v) AS hi, \
+     COUNT(DISTINCT v % 5) AS d, WeightedAvg(v, w) AS wavg FROM t GROUP BY k";
+
+fn t_session(partitions: usize) -> (Session, udf_runtime::Feed) {
+    let session = crate::support::session_of(partitions);
+    session.register(WeightedAvg).unwrap();
+    let feed = session.register_changelog_feed("t", t_schema()).unwrap();
+    (session, feed)
+}
+
+/// The uid EXPLAIN shows for the GROUP BY of `sql` when checkpoints are on.
+async fn uid_of(session: &Session, sql: &str) -> String {
+    let plan = session
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = format!(
+        "{}",
+        udf_core::arrow::util::pretty::pretty_format_batches(&plan).unwrap()
+    );
+    let at = text
+        .find("UpdatingAggregateExec")
+        .and_then(|at| text[at..].find("uid=").map(|uid| at + uid + 4))
+        .unwrap_or_else(|| panic!("no uid in the plan:\n{text}"));
+    text[at..]
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Each group's changes in order, each row its values (kind last) joined by spaces.
+fn changes(batches: &[RecordBatch]) -> BTreeMap<String, Vec<String>> {
+    by_key(batches)
+        .into_iter()
+        .map(|(k, rows)| {
+            let rows = rows
+                .iter()
+                .map(|row| {
+                    let values: Vec<String> = row.iter().map(ToString::to_string).collect();
+                    values.join(" ")
+                })
+                .collect();
+            (k, rows)
+        })
+        .collect()
+}
+
+async fn whole_changelog(input: &RecordBatch) -> BTreeMap<String, Vec<String>> {
+    let (session, feed) = t_session(2);
+    changes(&output_of(&session, feed, GROUP_BY, input, 50).await)
+}
+
+#[tokio::test]
+async fn a_group_by_restored_from_a_savepoint_goes_on_where_it_stood() {
+    let input = changes_input();
+    let rows = input.num_rows();
+    let expected = whole_changelog(&input).await;
+    assert_eq!(expected.len(), 8);
+    // `z` empties twelve times, on both sides of the savepoint.
+    assert_eq!(
+        expected["z"].iter().filter(|r| r.ends_with("-D")).count(),
+        12
+    );
+
+    for (before, after) in [(2, 2), (2, 3), (3, 1)] {
+        let dir = scratch(&format!("group-by-{before}-{after}"));
+        let (session, feed) = t_session(before);
+        checkpoint_every(&session, "1 h", &dir.join("periodic"));
+        let uid = uid_of(&session, GROUP_BY).await;
+        assert!(uid.starts_with("group-by-"), "{uid}");
+        let drained = running(&session, GROUP_BY).await;
+        send(&feed, &input, 0..rows / 2, 50).await;
+        let savepoint = session
+            .stop_with_savepoint(&uid, dir.join("savepoints"))
+            .await
+            .unwrap();
+        let first = drained.await.unwrap();
+        let position = Checkpoint::find(&savepoint, &uid)
+            .unwrap()
+            .position("t")
+            .unwrap() as usize;
+        assert!(position > 0 && position <= rows / 2, "{position}");
+
+        let (session, feed) = t_session(after);
+        session
+            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+            .unwrap();
+        assert_eq!(
+            uid_of(&session, GROUP_BY).await,
+            uid,
+            "the uid is the query's"
+        );
+        let drained = running(&session, GROUP_BY).await;
+        send(&feed, &input, position..rows, 50).await;
+        feed.close();
+        let second = drained.await.unwrap();
+
+        let mut combined = changes(&first);
+        for (key, rows) in changes(&second) {
+            combined.entry(key).or_default().extend(rows);
+        }
+        assert_eq!(
+            combined, expected,
+            "{before} → {after} partitions, stopped at row {position}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A savepoint of one GROUP BY does not restore another: its uid differs, and the restore
+/// says that no state is saved under it.
+#[tokio::test]
+async fn a_savepoint_of_one_group_by_is_not_taken_for_another() {
+    let dir = scratch("group-by-other");
+    let (session, feed) = t_session(2);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let uid = uid_of(&session, GROUP_BY).await;
+    let drained = running(&session, GROUP_BY).await;
+    send(&feed, &changes_input(), 0..100, 50).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    drained.await.unwrap();
+
+    let other = "SELECT k, COUNT(*) AS n FROM t GROUP BY k";
+    let (session, _feed) = t_session(2);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    assert_ne!(uid_of(&session, other).await, uid);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    let error = match session.sql(other).await.unwrap().collect().await {
+        Ok(_) => panic!("restored another query's savepoint"),
+        Err(error) => error.to_string(),
+    };
+    assert!(error.contains(&uid), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_group_by_written_through_a_restore_is_committed_once() {
+    let input = changes_input();
+    let rows = input.num_rows();
+    let expected = whole_changelog(&input).await;
+    let dir = scratch("group-by-sink");
+    let out = dir.join("out");
+    // The column list leaves `op` out: it takes the row kinds (the planner counts a
+    // query's columns before the GROUP BY becomes a changelog).
+    let insert_sql = format!("INSERT INTO out (k, n, s, m, lo, hi, d, wavg) {GROUP_BY}");
+    let create = format!(
+        "CREATE EXTERNAL TABLE IF NOT EXISTS out (k VARCHAR, n BIGINT, s BIGINT, m DOUBLE, lo BIGINT, hi BIGINT, d BIGINT, wavg BIGINT, op VARCHAR) STORED AS PARQUET LOCATION '{}/'",
+        out.display()
+    );
+
+    let (session, feed) = t_session(2);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    session.sql(&create).await.unwrap();
+    let uid = uid_of(&session, GROUP_BY).await;
+    let df = session.sql(&insert_sql).await.unwrap();
+    let result = tokio::spawn(async move { df.collect().await });
+    send(&feed, &input, 0..rows / 2, 50).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), result)
+        .await
+        .expect("the insert ends")
+        .unwrap()
+        .unwrap();
+    let position = Checkpoint::find(&savepoint, &uid)
+        .unwrap()
+        .position("t")
+        .unwrap() as usize;
+
+    let (session, feed) = t_session(2);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    session.sql(&create).await.unwrap();
+    let df = session.sql(&insert_sql).await.unwrap();
+    let result = tokio::spawn(async move { df.collect().await });
+    send(&feed, &input, position..rows, 50).await;
+    feed.close();
+    tokio::time::timeout(Duration::from_secs(30), result)
+        .await
+        .expect("the insert ends")
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(in_progress_files(&out), Vec::<String>::new());
+    let committed = changes(&super::sink::committed_rows(&out, "parquet").await);
+    assert_eq!(committed, expected, "stopped at row {position}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A savepoint asked of a uid no query runs names the uids that run.
+#[tokio::test]
+async fn a_savepoint_of_an_unknown_uid_names_the_running_ones() {
+    let dir = scratch("group-by-unknown");
+    let (session, feed) = t_session(1);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let uid = uid_of(&session, GROUP_BY).await;
+    let drained = running(&session, GROUP_BY).await;
+    send(&feed, &changes_input(), 0..10, 10).await;
+    let error = session
+        .stop_with_savepoint("group-by-0", dir.join("savepoints"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("no query with checkpoints runs the operator of uid `group-by-0`")
+            && error.contains(&format!("running: `{uid}`")),
+        "{error}"
+    );
+    feed.close();
+    drained.await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
