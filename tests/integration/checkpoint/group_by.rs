@@ -59,30 +59,6 @@ fn t_session(partitions: usize) -> (Session, udf_runtime::Feed) {
     (session, feed)
 }
 
-/// The uid EXPLAIN shows for the GROUP BY of `sql` when checkpoints are on.
-async fn uid_of(session: &Session, sql: &str) -> String {
-    let plan = session
-        .sql(&format!("EXPLAIN {sql}"))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let text = format!(
-        "{}",
-        udf_core::arrow::util::pretty::pretty_format_batches(&plan).unwrap()
-    );
-    let at = text
-        .find("UpdatingAggregateExec")
-        .and_then(|at| text[at..].find("uid=").map(|uid| at + uid + 4))
-        .unwrap_or_else(|| panic!("no uid in the plan:\n{text}"));
-    text[at..]
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .next()
-        .unwrap()
-        .to_owned()
-}
-
 /// Each group's changes in order, each row its values (kind last) joined by spaces.
 fn changes(batches: &[RecordBatch]) -> BTreeMap<String, Vec<String>> {
     by_key(batches)
@@ -121,7 +97,7 @@ async fn a_group_by_restored_from_a_savepoint_goes_on_where_it_stood() {
         let dir = scratch(&format!("group-by-{before}-{after}"));
         let (session, feed) = t_session(before);
         checkpoint_every(&session, "1 h", &dir.join("periodic"));
-        let uid = uid_of(&session, GROUP_BY).await;
+        let uid = uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await;
         assert!(uid.starts_with("group-by-"), "{uid}");
         let drained = running(&session, GROUP_BY).await;
         send(&feed, &input, 0..rows / 2, 50).await;
@@ -141,7 +117,7 @@ async fn a_group_by_restored_from_a_savepoint_goes_on_where_it_stood() {
             .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
             .unwrap();
         assert_eq!(
-            uid_of(&session, GROUP_BY).await,
+            uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await,
             uid,
             "the uid is the query's"
         );
@@ -169,7 +145,7 @@ async fn a_savepoint_of_one_group_by_is_not_taken_for_another() {
     let dir = scratch("group-by-other");
     let (session, feed) = t_session(2);
     checkpoint_every(&session, "1 h", &dir.join("periodic"));
-    let uid = uid_of(&session, GROUP_BY).await;
+    let uid = uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await;
     let drained = running(&session, GROUP_BY).await;
     send(&feed, &changes_input(), 0..100, 50).await;
     let savepoint = session
@@ -181,7 +157,7 @@ async fn a_savepoint_of_one_group_by_is_not_taken_for_another() {
     let other = "SELECT k, COUNT(*) AS n FROM t GROUP BY k";
     let (session, _feed) = t_session(2);
     checkpoint_every(&session, "1 h", &dir.join("periodic"));
-    assert_ne!(uid_of(&session, other).await, uid);
+    assert_ne!(uid_of(&session, other, "UpdatingAggregateExec").await, uid);
     session
         .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
         .unwrap();
@@ -211,7 +187,7 @@ async fn a_group_by_written_through_a_restore_is_committed_once() {
     let (session, feed) = t_session(2);
     checkpoint_every(&session, "1 h", &dir.join("periodic"));
     session.sql(&create).await.unwrap();
-    let uid = uid_of(&session, GROUP_BY).await;
+    let uid = uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await;
     let df = session.sql(&insert_sql).await.unwrap();
     let result = tokio::spawn(async move { df.collect().await });
     send(&feed, &input, 0..rows / 2, 50).await;
@@ -257,7 +233,7 @@ async fn a_savepoint_of_an_unknown_uid_names_the_running_ones() {
     let dir = scratch("group-by-unknown");
     let (session, feed) = t_session(1);
     checkpoint_every(&session, "1 h", &dir.join("periodic"));
-    let uid = uid_of(&session, GROUP_BY).await;
+    let uid = uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await;
     let drained = running(&session, GROUP_BY).await;
     send(&feed, &changes_input(), 0..10, 10).await;
     let error = session

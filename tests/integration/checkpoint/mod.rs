@@ -10,6 +10,7 @@ mod group_by;
 mod restore;
 mod sink;
 mod table_aggregate;
+mod window;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -155,6 +156,31 @@ pub fn delayed_session(partitions: usize, delay: Duration) -> (Session, udf_runt
     let feed = session.register_feed("events", schema()).unwrap();
     session.declare_watermark("events", "ts", delay);
     (session, feed)
+}
+
+/// The uid EXPLAIN shows for operator `exec` of `sql` when checkpoints are on (a GROUP BY's
+/// or a window aggregate's, which SQL gives no place to name).
+pub async fn uid_of(session: &Session, sql: &str, exec: &str) -> String {
+    let plan = session
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = format!(
+        "{}",
+        udf_core::arrow::util::pretty::pretty_format_batches(&plan).unwrap()
+    );
+    let at = text
+        .find(exec)
+        .and_then(|at| text[at..].find("uid=").map(|uid| at + uid + 4))
+        .unwrap_or_else(|| panic!("no uid in the plan:\n{text}"));
+    text[at..]
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .next()
+        .unwrap()
+        .to_owned()
 }
 
 /// Turns checkpoints on for `session`: one every `interval`, into `dir`.

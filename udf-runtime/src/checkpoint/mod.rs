@@ -10,8 +10,8 @@
 //! has answered, the manifest is written last (`manifest.rs`, `files.rs`) and the checkpoint
 //! is complete. Settings use Flink's keys (`config.rs`); the running queries of a session are
 //! found by uid (`jobs.rs`) for savepoints and statistics. Keyed operators other than process
-//! table functions (table aggregates, the updating GROUP BY) run under checkpoints through
-//! `operator.rs`.
+//! table functions (table aggregates, the updating GROUP BY, window aggregates:
+//! `keyed_execs.rs`) run under checkpoints through `operator.rs`.
 
 pub mod barrier;
 pub mod config;
@@ -19,6 +19,7 @@ pub mod coordinator;
 pub mod file_source;
 pub mod files;
 pub mod jobs;
+pub mod keyed_execs;
 pub mod manifest;
 pub mod operator;
 pub mod region;

@@ -1,7 +1,8 @@
 //! Which plans can be checkpointed, decided when the plan is made (a physical optimizer rule
 //! that runs last). With checkpoints on, a query over unbounded input keeps its state in one
 //! keyed operator — a process table function or table aggregate with a `uid`, or an updating
-//! GROUP BY (whose uid comes from what it computes); between its sources and it stand only operators that
+//! GROUP BY or window aggregate (whose uid comes from what it computes); between its sources
+//! and it stand only operators that
 //! pass barriers in order (`region.rs`) — DataFusion's repartitioning and batch coalescing
 //! there are taken out, since the operator routes rows by key itself — and above it only
 //! operators that keep nothing across batches. Anything else is a planning error naming the
@@ -26,14 +27,12 @@ use datafusion::physical_plan::{
 };
 
 use super::config::CheckpointConfig;
+use super::keyed_execs::keyed_exec;
 use super::region;
 use crate::ops::over::EventTimeOverExec;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::sink::exec::CommittingSinkExec;
 use crate::ops::sink::sink_input_passes;
-use crate::ops::table_aggregate::exec::TableAggregateExec;
-use crate::ops::updating_aggregate::UpdatingAggregateExec;
-use crate::ops::window::WindowAggregateExec;
 
 #[derive(Debug, Default)]
 pub struct CheckpointedPlans;
@@ -51,16 +50,15 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             return Ok(plan);
         }
         let mut stateful = 0;
-        let mut window_aggregate = false;
+        let mut over_window = false;
         plan.apply(|node| {
             stateful += usize::from(keeps_state(node.as_ref()));
-            let any = node.as_ref() as &dyn Any;
-            window_aggregate |= any.is::<WindowAggregateExec>() || any.is::<EventTimeOverExec>();
+            over_window |= (node.as_ref() as &dyn Any).is::<EventTimeOverExec>();
             Ok(TreeNodeRecursion::Continue)
         })?;
-        if window_aggregate {
+        if over_window {
             return plan_err!(
-                "{ON}, but this query has a window aggregate or an OVER window over a stream, whose waiting rows checkpoints do not save yet: a restored run would lose them"
+                "{ON}, but this query has an OVER window over a stream, whose waiting rows checkpoints do not save yet: a restored run would lose them"
             );
         }
         match stateful {
@@ -69,13 +67,13 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             0 if matches!(plan.boundedness(), Boundedness::Bounded) => return Ok(plan),
             0 => {
                 return plan_err!(
-                    "{ON}, but this query over unbounded input has no process table function, table aggregate or GROUP BY: checkpoints cover the state of one such operator per query so far"
+                    "{ON}, but this query over unbounded input has no process table function, table aggregate, GROUP BY or window aggregate: checkpoints cover the state of one such operator per query so far"
                 );
             }
             1 => {}
             n => {
                 return plan_err!(
-                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates, GROUP BYs): checkpoints cover one per query so far"
+                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates, GROUP BYs, window aggregates): checkpoints cover one per query so far"
                 );
             }
         }
@@ -89,14 +87,10 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
                 let committing = committing_sink(sink)?;
                 return Ok(Transformed::new(committing, true, TreeNodeRecursion::Jump));
             }
-            if let Some(aggregate) = streaming_table_aggregate(node.as_ref()) {
-                let region = region_of(aggregate.input().clone())?;
-                let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.checkpointed(region)?);
-                return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
-            }
-            if let Some(aggregate) = streaming_group_by(node.as_ref()) {
-                let region = region_of(aggregate.input().clone())?;
-                let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.checkpointed(region));
+            if let Some(keyed) = keyed_exec(node.as_ref()) {
+                keyed.checkpoint_target()?;
+                let region = region_of(keyed.keyed_input().clone())?;
+                let node = keyed.checkpointed(region, false)?;
                 return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
             }
             let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() else {
@@ -132,16 +126,10 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
 fn committing_sink(sink: &DataSinkExec) -> Result<Arc<dyn ExecutionPlan>> {
     let mut uid = None;
     let input = sink.input().clone().transform_down(|node| {
-        if let Some(aggregate) = streaming_table_aggregate(node.as_ref()) {
-            uid = Some(aggregate.checkpoint_target()?.uid);
-            let region = region_of(aggregate.input().clone())?;
-            let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.with_committing_sink(region)?);
-            return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
-        }
-        if let Some(aggregate) = streaming_group_by(node.as_ref()) {
-            uid = Some(aggregate.checkpoint_target().uid);
-            let region = region_of(aggregate.input().clone())?;
-            let node: Arc<dyn ExecutionPlan> = Arc::new(aggregate.with_committing_sink(region));
+        if let Some(keyed) = keyed_exec(node.as_ref()) {
+            uid = Some(keyed.checkpoint_target()?.uid);
+            let region = region_of(keyed.keyed_input().clone())?;
+            let node = keyed.checkpointed(region, true)?;
             return Ok(Transformed::new(node, true, TreeNodeRecursion::Jump));
         }
         if let Some(function) = (node.as_ref() as &dyn Any).downcast_ref::<PtfExec>() {
@@ -197,22 +185,10 @@ fn region_of(input: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     Ok(stripped)
 }
 
-/// Whether `plan` keeps state that checkpoints save: a process table function, or a table
-/// aggregate's changelog or an updating GROUP BY over unbounded input.
+/// Whether `plan` keeps state that checkpoints save: a process table function, or another
+/// keyed operator over unbounded input.
 fn keeps_state(plan: &dyn ExecutionPlan) -> bool {
-    (plan as &dyn Any).is::<PtfExec>()
-        || streaming_table_aggregate(plan).is_some()
-        || streaming_group_by(plan).is_some()
-}
-
-fn streaming_group_by(plan: &dyn ExecutionPlan) -> Option<&UpdatingAggregateExec> {
-    let aggregate = (plan as &dyn Any).downcast_ref::<UpdatingAggregateExec>()?;
-    (!matches!(plan.boundedness(), Boundedness::Bounded)).then_some(aggregate)
-}
-
-fn streaming_table_aggregate(plan: &dyn ExecutionPlan) -> Option<&TableAggregateExec> {
-    let aggregate = (plan as &dyn Any).downcast_ref::<TableAggregateExec>()?;
-    (!matches!(plan.boundedness(), Boundedness::Bounded)).then_some(aggregate)
+    (plan as &dyn Any).is::<PtfExec>() || keyed_exec(plan).is_some()
 }
 
 /// Why `plan`, above the stateful operator, cannot be in a checkpointed query.

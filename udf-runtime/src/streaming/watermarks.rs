@@ -41,6 +41,15 @@ impl SourceWatermarks {
         *current = Some(current.map_or(watermark, |c| c.max(watermark)));
     }
 
+    /// Moves each source's watermark forward to `saved`'s (a restored checkpoint's).
+    pub fn advance_to(&mut self, saved: &SourceWatermarks) {
+        for (source, watermark) in saved.sources.iter().enumerate() {
+            if let Some(watermark) = watermark {
+                self.advance(source, *watermark);
+            }
+        }
+    }
+
     /// `source` has no more rows.
     pub fn end(&mut self, source: usize) {
         self.advance(source, i64::MAX);

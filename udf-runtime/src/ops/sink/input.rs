@@ -1,5 +1,5 @@
 //! The sink's input run so that barriers keep their place: the stateful operator's output
-//! (a process table function's, a table aggregate's changelog) with its barriers, through the projections and filters between them (evaluated
+//! (a process table function's, another keyed operator's) with its barriers, through the projections and filters between them (evaluated
 //! here, batch by batch, as those operators would).
 
 use std::any::Any;
@@ -12,10 +12,9 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 
 use crate::checkpoint::barrier::Flow;
+use crate::checkpoint::keyed_execs::keyed_exec;
 use crate::checkpoint::stateless::{is_per_batch, per_batch};
 use crate::ops::ptf::exec::PtfExec;
-use crate::ops::table_aggregate::exec::TableAggregateExec;
-use crate::ops::updating_aggregate::UpdatingAggregateExec;
 
 /// Partition `partition` of `plan` with the barriers of its stateful operator.
 pub fn flow(
@@ -27,11 +26,8 @@ pub fn flow(
     if let Some(function) = any.downcast_ref::<PtfExec>() {
         return function.execute_flow(partition, context);
     }
-    if let Some(aggregate) = any.downcast_ref::<TableAggregateExec>() {
-        return aggregate.execute_flow(partition, context);
-    }
-    if let Some(aggregate) = any.downcast_ref::<UpdatingAggregateExec>() {
-        return aggregate.execute_flow(partition, context);
+    if let Some(keyed) = keyed_exec(plan.as_ref()) {
+        return keyed.execute_flow(partition, context);
     }
     if let Some((input, apply)) = per_batch(plan.as_ref())? {
         let input = flow(input, partition, context)?;
@@ -51,8 +47,5 @@ pub fn flow(
 /// Whether `plan` may stand between the stateful operator and the sink.
 pub fn passes(plan: &dyn ExecutionPlan) -> bool {
     let any = plan as &dyn Any;
-    any.is::<PtfExec>()
-        || any.is::<TableAggregateExec>()
-        || any.is::<UpdatingAggregateExec>()
-        || is_per_batch(plan)
+    any.is::<PtfExec>() || keyed_exec(plan).is_some() || is_per_batch(plan)
 }

@@ -11,7 +11,7 @@ use datafusion::physical_expr::PhysicalExpr;
 
 use super::aggregation::{EmitMode, TableAggregation};
 use super::batches::{output_batch, push};
-use crate::checkpoint::operator::KeyedOperator;
+use crate::checkpoint::operator::{KeyedOperator, Rows};
 use crate::streaming::state::KeepKeys;
 
 /// What one partition of the exec runs with.
@@ -31,26 +31,31 @@ impl KeyedOperator for Partition {
         &self.name
     }
 
-    fn push(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
-        let output = push(&mut self.aggregation, &self.group_by, &self.args, batch)?;
+    fn push(&mut self, rows: Rows<'_>) -> Result<Vec<RecordBatch>> {
+        let output = push(
+            &mut self.aggregation,
+            &self.group_by,
+            &self.args,
+            rows.batch,
+        )?;
         match output {
-            Some(output) if !output.kinds.is_empty() => Ok(Some(output_batch(
+            Some(output) if !output.kinds.is_empty() => Ok(vec![output_batch(
                 &self.schema,
                 output,
                 self.row_is_struct,
                 self.mode,
-            )?)),
-            _ => Ok(None),
+            )?]),
+            _ => Ok(Vec::new()),
         }
     }
 
-    fn finish(&mut self) -> Result<Option<RecordBatch>> {
+    fn finish(&mut self) -> Result<Vec<RecordBatch>> {
         let output = self
             .aggregation
             .finish()
             .map_err(DataFusionError::Execution)?;
         let batch = output_batch(&self.schema, output, self.row_is_struct, self.mode)?;
-        Ok(Some(batch))
+        Ok(vec![batch])
     }
 
     fn snapshot(&mut self) -> Result<Vec<u8>> {

@@ -29,7 +29,7 @@ use super::checkpointed::Partition;
 use super::node::TableAggregateCall;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
-use crate::checkpoint::operator;
+use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::{Router, RouterInput};
 use crate::ops::table_aggregate::aggregation::{EmitMode, TableAggregation};
 use udf_core::types::DataType;
@@ -108,26 +108,15 @@ impl TableAggregateExec {
         }
     }
 
-    /// This exec with checkpoints: over `region`, its input without repartitioning (the rows
-    /// are routed by group key here, so barriers keep their place), saving its accumulators
-    /// at every checkpoint.
-    pub fn checkpointed(&self, region: Arc<dyn ExecutionPlan>) -> Result<TableAggregateExec> {
-        self.checkpointed_into(region, self.committing_sink)
-    }
-
-    /// `checkpointed`, its output written by a committing sink (`execute_flow`).
-    pub fn with_committing_sink(&self, region: Arc<dyn ExecutionPlan>) -> Result<Self> {
-        self.checkpointed_into(region, true)
-    }
-
-    fn checkpointed_into(
+    /// This exec over `region`, checkpointed (`KeyedExec::checkpointed`).
+    fn checkpointed_over(
         &self,
         region: Arc<dyn ExecutionPlan>,
         committing_sink: bool,
     ) -> Result<TableAggregateExec> {
         let target = CheckpointTarget {
             sink: committing_sink,
-            ..self.checkpoint_target()?
+            ..self.target()?
         };
         let mut exec = self.over(region.clone());
         exec.committing_sink = committing_sink;
@@ -144,26 +133,6 @@ impl TableAggregateExec {
         )));
         exec.properties = self.properties.clone();
         Ok(exec)
-    }
-
-    /// Partition `partition`'s changelog with the barriers of its checkpoints, for the
-    /// committing sink.
-    pub fn execute_flow(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> Result<BoxStream<'static, Result<Flow>>> {
-        let Some(router) = &self.router else {
-            return internal_err!("a table aggregate without checkpoints has no barriers");
-        };
-        let partitions = self.partitions();
-        operator::run_flow(
-            self.partition_parts()?,
-            router,
-            partition,
-            partitions,
-            context,
-        )
     }
 
     fn partition_parts(&self) -> Result<Partition> {
@@ -194,7 +163,7 @@ impl TableAggregateExec {
 
     /// What checkpoints save this exec's state as: its changelog's accumulators, named by
     /// the call's uid.
-    pub fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+    fn target(&self) -> Result<CheckpointTarget> {
         let name = &self.call.name;
         if self.call.mode != EmitMode::Changelog {
             return plan_err!(
@@ -211,10 +180,6 @@ impl TableAggregateExec {
             function: name.clone(),
             sink: false,
         })
-    }
-
-    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
-        &self.input
     }
 
     fn partitions(&self) -> usize {
@@ -238,6 +203,44 @@ impl TableAggregateExec {
             self.call.mode,
         )
         .map_err(DataFusionError::Execution)
+    }
+}
+
+impl KeyedExec for TableAggregateExec {
+    fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+        self.target()
+    }
+
+    fn checkpointed(
+        &self,
+        region: Arc<dyn ExecutionPlan>,
+        sink: bool,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(
+            self.checkpointed_over(region, sink || self.committing_sink)?,
+        ))
+    }
+
+    fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<Flow>>> {
+        let Some(router) = &self.router else {
+            return internal_err!("a table aggregate without checkpoints has no barriers");
+        };
+        let partitions = self.partitions();
+        operator::run_flow(
+            self.partition_parts()?,
+            router,
+            partition,
+            partitions,
+            context,
+        )
+    }
+
+    fn keyed_input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
     }
 }
 
@@ -310,7 +313,9 @@ impl ExecutionPlan for TableAggregateExec {
         }
         let input = children.swap_remove(0);
         if self.router.is_some() {
-            return Ok(Arc::new(self.checkpointed(input)?));
+            return Ok(Arc::new(
+                self.checkpointed_over(input, self.committing_sink)?,
+            ));
         }
         Ok(Arc::new(self.over(input)))
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use datafusion::arrow::datatypes::{FieldRef, Schema, SchemaRef};
-use datafusion::common::{Result, exec_err};
+use datafusion::common::{Result, exec_datafusion_err, exec_err};
 use datafusion::logical_expr::AggregateUDFImpl;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
@@ -41,6 +41,22 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// Gives `accumulators` (this call's) the saved accumulators of `groups`; an error
+    /// names the call.
+    pub(crate) fn restore_into(
+        &self,
+        accumulators: &mut dyn Aggregator,
+        saved: &ArrayRef,
+        groups: &[usize],
+        total_groups: usize,
+    ) -> Result<()> {
+        accumulators
+            .restore(saved, groups, total_groups)
+            .map_err(|e| {
+                exec_datafusion_err!("the saved accumulators of `{self}` do not restore: {e}")
+            })
+    }
+
     pub(crate) fn new(
         function: CallFunction,
         args: Vec<Arc<dyn PhysicalExpr>>,

@@ -6,7 +6,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::common::Result;
 
 use super::aggregation::UpdatingAggregation;
-use crate::checkpoint::operator::KeyedOperator;
+use crate::checkpoint::operator::{KeyedOperator, Rows};
 use crate::streaming::state::KeepKeys;
 
 pub(super) struct Partition {
@@ -20,13 +20,13 @@ impl KeyedOperator for Partition {
         &self.name
     }
 
-    fn push(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
-        self.aggregation.push(batch)
+    fn push(&mut self, rows: Rows<'_>) -> Result<Vec<RecordBatch>> {
+        Ok(self.aggregation.push(rows.batch)?.into_iter().collect())
     }
 
     /// An updating GROUP BY has emitted everything by the end of its input.
-    fn finish(&mut self) -> Result<Option<RecordBatch>> {
-        Ok(None)
+    fn finish(&mut self) -> Result<Vec<RecordBatch>> {
+        Ok(Vec::new())
     }
 
     fn snapshot(&mut self) -> Result<Vec<u8>> {

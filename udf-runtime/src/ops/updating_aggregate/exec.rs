@@ -25,7 +25,7 @@ use super::calls::Call;
 use super::checkpointed::Partition;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
-use crate::checkpoint::operator;
+use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::{Router, RouterInput};
 
 #[derive(Debug)]
@@ -70,22 +70,11 @@ impl UpdatingAggregateExec {
         }
     }
 
-    /// This exec with checkpoints: over `region`, its input without repartitioning (the rows
-    /// are routed by group key here, so barriers keep their place), saving its groups at
-    /// every checkpoint.
-    pub fn checkpointed(&self, region: Arc<dyn ExecutionPlan>) -> Self {
-        self.checkpointed_into(region, self.committing_sink)
-    }
-
-    /// `checkpointed`, its output written by a committing sink (`execute_flow`).
-    pub fn with_committing_sink(&self, region: Arc<dyn ExecutionPlan>) -> Self {
-        self.checkpointed_into(region, true)
-    }
-
-    fn checkpointed_into(&self, region: Arc<dyn ExecutionPlan>, committing_sink: bool) -> Self {
+    /// This exec over `region`, checkpointed (`KeyedExec::checkpointed`).
+    fn checkpointed_over(&self, region: Arc<dyn ExecutionPlan>, committing_sink: bool) -> Self {
         let target = CheckpointTarget {
             sink: committing_sink,
-            ..self.checkpoint_target()
+            ..self.target()
         };
         let input = RouterInput {
             plan: region.clone(),
@@ -108,9 +97,9 @@ impl UpdatingAggregateExec {
     /// SQL, so its uid is derived from what it computes — its keys and calls — as
     /// `group-by-<16 hex digits>`: the same query gets the same uid in every run, and EXPLAIN
     /// shows it.
-    pub fn checkpoint_target(&self) -> CheckpointTarget {
+    fn target(&self) -> CheckpointTarget {
         CheckpointTarget {
-            uid: format!("group-by-{:016x}", fnv1a(self.computes().as_bytes())),
+            uid: operator::derived_uid("group-by", &self.computes()),
             function: self.computes(),
             sink: false,
         }
@@ -121,24 +110,6 @@ impl UpdatingAggregateExec {
         let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
         let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
         format!("GROUP BY {}: {}", keys.join(", "), calls.join(", "))
-    }
-
-    /// Partition `partition`'s changelog with the barriers of its checkpoints, for the
-    /// committing sink.
-    pub fn execute_flow(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> Result<BoxStream<'static, Result<Flow>>> {
-        let Some(router) = &self.router else {
-            return internal_err!("a GROUP BY without checkpoints has no barriers");
-        };
-        let partitions = self.partitions();
-        operator::run_flow(self.partition()?, router, partition, partitions, context)
-    }
-
-    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
-        &self.input
     }
 
     fn partitions(&self) -> usize {
@@ -162,11 +133,36 @@ impl UpdatingAggregateExec {
     }
 }
 
-/// FNV-1a, 64 bits: a hash that stays the same across runs and builds (a uid must).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+impl KeyedExec for UpdatingAggregateExec {
+    fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+        Ok(self.target())
+    }
+
+    fn checkpointed(
+        &self,
+        region: Arc<dyn ExecutionPlan>,
+        sink: bool,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(
+            self.checkpointed_over(region, sink || self.committing_sink),
+        ))
+    }
+
+    fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<Flow>>> {
+        let Some(router) = &self.router else {
+            return internal_err!("a GROUP BY without checkpoints has no barriers");
+        };
+        let partitions = self.partitions();
+        operator::run_flow(self.partition()?, router, partition, partitions, context)
+    }
+
+    fn keyed_input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
 }
 
 impl DisplayAs for UpdatingAggregateExec {
@@ -180,7 +176,7 @@ impl DisplayAs for UpdatingAggregateExec {
             calls.join(", ")
         )?;
         if self.router.is_some() {
-            write!(f, ", uid={}", self.checkpoint_target().uid)?;
+            write!(f, ", uid={}", self.target().uid)?;
         }
         Ok(())
     }
@@ -229,7 +225,9 @@ impl ExecutionPlan for UpdatingAggregateExec {
         }
         let input = children.swap_remove(0);
         if self.router.is_some() {
-            return Ok(Arc::new(self.checkpointed(input)));
+            return Ok(Arc::new(
+                self.checkpointed_over(input, self.committing_sink),
+            ));
         }
         Ok(Arc::new(UpdatingAggregateExec::new(
             input,

@@ -24,3 +24,4 @@ mod value_counts;
 pub use exec::UpdatingAggregateExec;
 pub use node::UpdatingAggregateNode;
 pub(crate) use node::call;
+pub(crate) use snapshot::key_columns;

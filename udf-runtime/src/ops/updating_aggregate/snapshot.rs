@@ -13,6 +13,7 @@ use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{Result, exec_datafusion_err, exec_err, internal_err};
 use datafusion::logical_expr::EmitTo;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 
 use super::aggregation::UpdatingAggregation;
 use crate::streaming::state::KeepKeys;
@@ -125,31 +126,29 @@ impl UpdatingAggregation {
         }
         for (index, accumulators) in self.accumulators.iter_mut().enumerate() {
             let saved = batch.column(width + 1 + index);
-            accumulators
-                .restore(saved, &groups, total_groups)
-                .map_err(|e| {
-                    exec_datafusion_err!(
-                        "the saved accumulators of `{}` do not restore: {e}",
-                        self.calls[index]
-                    )
-                })?;
+            self.calls[index].restore_into(accumulators.as_mut(), saved, &groups, total_groups)?;
         }
         Ok(())
     }
 
     /// The key of every group, in group order; the group numbers stay as they were.
     fn key_columns(&mut self) -> Result<Vec<ArrayRef>> {
-        let Some(values) = &mut self.group_values else {
-            return Ok(Vec::new());
-        };
-        // `GroupValues` gives its keys only by handing them out; taken back in the same
-        // order, each gets its number again.
-        let keys = values.emit(EmitTo::All)?;
-        let mut groups = Vec::new();
-        values.intern(&keys, &mut groups)?;
-        if groups.iter().enumerate().any(|(i, &g)| i != g) {
-            return internal_err!("the GROUP BY keys were numbered anew");
+        match &mut self.group_values {
+            Some(values) => key_columns(values),
+            None => Ok(Vec::new()),
         }
-        Ok(keys)
     }
+}
+
+/// The key of every group of `values`, in group order; the group numbers stay as they were.
+pub(crate) fn key_columns(values: &mut Box<dyn GroupValues>) -> Result<Vec<ArrayRef>> {
+    // `GroupValues` gives its keys only by handing them out; taken back in the same order,
+    // each gets its number again.
+    let keys = values.emit(EmitTo::All)?;
+    let mut groups = Vec::new();
+    values.intern(&keys, &mut groups)?;
+    if groups.iter().enumerate().any(|(i, &g)| i != g) {
+        return internal_err!("the GROUP BY keys were numbered anew");
+    }
+    Ok(keys)
 }

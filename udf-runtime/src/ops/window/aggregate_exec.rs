@@ -6,7 +6,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result, internal_err};
@@ -17,12 +16,18 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder,
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
 };
+use futures::stream::BoxStream;
 
 use super::aggregate_node::GroupColumn;
+use super::aggregation::Aggregation;
+use super::checkpointed::Partition;
 use super::panes::WindowAggregation;
-use super::processor::{self, TimedRows};
+use super::processor;
 use super::sessions::SessionAggregation;
 use super::spec::WindowKind;
+use crate::checkpoint::barrier::Flow;
+use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::{Router, RouterInput};
 use crate::ops::updating_aggregate::calls::Call;
 use crate::session::table_options::TableOptions;
@@ -39,6 +44,10 @@ pub struct WindowAggregateExec {
     calls: Arc<[Call]>,
     schema: SchemaRef,
     router: Arc<Router>,
+    /// Whether checkpoints save its open windows (`checkpointed.rs`).
+    checkpointed: bool,
+    /// Whether a committing sink reads its output with the barriers.
+    committing_sink: bool,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
 }
@@ -85,6 +94,8 @@ impl WindowAggregateExec {
             calls: calls.into(),
             schema,
             router: Arc::new(router),
+            checkpointed: false,
+            committing_sink: false,
             metrics: ExecutionPlanMetricsSet::new(),
             properties,
         }
@@ -92,6 +103,137 @@ impl WindowAggregateExec {
 
     fn processors(&self) -> usize {
         self.properties.output_partitioning().partition_count()
+    }
+
+    /// This exec over `region`, checkpointed (`KeyedExec::checkpointed`).
+    fn checkpointed_over(&self, region: Arc<dyn ExecutionPlan>, committing_sink: bool) -> Self {
+        let mut exec = WindowAggregateExec::new(
+            region.clone(),
+            self.window,
+            self.time.clone(),
+            self.keys.clone(),
+            self.layout.to_vec(),
+            self.calls.to_vec(),
+            self.schema.clone(),
+            self.processors(),
+        );
+        let target = CheckpointTarget {
+            sink: committing_sink,
+            ..self.target()
+        };
+        let input = RouterInput {
+            plan: region,
+            keys: self.keys.clone(),
+            event_time: Some(self.time.clone()),
+        };
+        exec.router = Arc::new(Router::new(
+            vec![input],
+            self.processors(),
+            false,
+            Some(target),
+        ));
+        exec.checkpointed = true;
+        exec.committing_sink = committing_sink;
+        exec
+    }
+
+    /// What checkpoints save its open windows as: SQL has no place for a window
+    /// aggregate's uid, so it is derived from what it computes (`window-<16 hex digits>`).
+    fn target(&self) -> CheckpointTarget {
+        CheckpointTarget {
+            uid: operator::derived_uid("window", &self.computes()),
+            function: self.computes(),
+            sink: false,
+        }
+    }
+
+    /// `TUMBLE(...) on ts GROUP BY keys: calls`, for uids and errors.
+    fn computes(&self) -> String {
+        let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
+        let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
+        format!(
+            "{} on {} GROUP BY {}: {}",
+            self.window,
+            self.time.name,
+            keys.join(", "),
+            calls.join(", ")
+        )
+    }
+
+    /// Processor `partition`'s open windows, empty.
+    fn aggregation(&self, partition: usize, context: &TaskContext) -> Result<Aggregation> {
+        let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
+        let sources = self.input.output_partitioning().partition_count();
+        let local = local_time(&self.input.schema(), self.time.column, context);
+        Ok(match self.window {
+            WindowKind::Session { gap } => Aggregation::Sessions(SessionAggregation::new(
+                gap,
+                self.keys.clone(),
+                &self.input.schema(),
+                self.calls.clone(),
+                self.layout.clone(),
+                self.schema.clone(),
+                sources,
+                late,
+                local,
+            )?),
+            window => Aggregation::Panes(WindowAggregation::new(
+                window,
+                self.keys.clone(),
+                &self.input.schema(),
+                self.calls.clone(),
+                self.layout.clone(),
+                self.schema.clone(),
+                sources,
+                late,
+                local,
+            )?),
+        })
+    }
+
+    fn partition(&self, partition: usize, context: &TaskContext) -> Result<Partition> {
+        Ok(Partition {
+            aggregation: self.aggregation(partition, context)?,
+            name: self.computes(),
+        })
+    }
+}
+
+impl KeyedExec for WindowAggregateExec {
+    fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+        Ok(self.target())
+    }
+
+    fn checkpointed(
+        &self,
+        region: Arc<dyn ExecutionPlan>,
+        sink: bool,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(
+            self.checkpointed_over(region, sink || self.committing_sink),
+        ))
+    }
+
+    fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<Flow>>> {
+        if !self.checkpointed {
+            return internal_err!("a window aggregate without checkpoints has no barriers");
+        }
+        let operator = self.partition(partition, &context)?;
+        operator::run_flow(
+            operator,
+            &self.router,
+            partition,
+            self.processors(),
+            context,
+        )
+    }
+
+    fn keyed_input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
     }
 }
 
@@ -108,7 +250,11 @@ impl DisplayAs for WindowAggregateExec {
             self.time.delay_millis,
             keys.join(", "),
             calls.join(", ")
-        )
+        )?;
+        if self.checkpointed {
+            write!(f, ", uid={}", self.target().uid)?;
+        }
+        Ok(())
     }
 }
 
@@ -144,8 +290,14 @@ impl ExecutionPlan for WindowAggregateExec {
         if children.len() != 1 {
             return internal_err!("WindowAggregateExec takes one input");
         }
+        let input = children.swap_remove(0);
+        if self.checkpointed {
+            return Ok(Arc::new(
+                self.checkpointed_over(input, self.committing_sink),
+            ));
+        }
         Ok(Arc::new(WindowAggregateExec::new(
-            children.swap_remove(0),
+            input,
             self.window,
             self.time.clone(),
             self.keys.clone(),
@@ -165,34 +317,21 @@ impl ExecutionPlan for WindowAggregateExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
-        let inbox = self.router.inbox(partition, context.clone())?;
-        let sources = inbox.sources.iter().sum();
-        let local = local_time(&self.input.schema(), self.time.column, &context);
-        let aggregation = match self.window {
-            WindowKind::Session { gap } => Aggregation::Sessions(SessionAggregation::new(
-                gap,
-                self.keys.clone(),
-                &self.input.schema(),
-                self.calls.clone(),
-                self.layout.clone(),
-                self.schema.clone(),
-                sources,
-                late,
-                local,
-            )?),
-            window => Aggregation::Panes(WindowAggregation::new(
-                window,
-                self.keys.clone(),
-                &self.input.schema(),
-                self.calls.clone(),
-                self.layout.clone(),
-                self.schema.clone(),
-                sources,
-                late,
-                local,
-            )?),
-        };
+        if self.checkpointed {
+            let operator = self.partition(partition, &context)?;
+            let processors = self.processors();
+            let schema = self.schema.clone();
+            return operator::run(
+                operator,
+                &self.router,
+                partition,
+                processors,
+                schema,
+                context,
+            );
+        }
+        let aggregation = self.aggregation(partition, &context)?;
+        let inbox = self.router.inbox(partition, context)?;
         Ok(processor::stream(
             inbox,
             aggregation,
@@ -211,33 +350,4 @@ pub(super) fn local_time(input: &Schema, time: usize, context: &TaskContext) -> 
     );
     let zone = TableOptions::local_time_zone(context.session_config().options())?;
     ltz.then_some(LocalTime(zone))
-}
-
-/// A processor's open windows: fixed ones, or sessions that merge.
-enum Aggregation {
-    Panes(WindowAggregation),
-    Sessions(SessionAggregation),
-}
-
-impl TimedRows for Aggregation {
-    fn rows(
-        &mut self,
-        source: usize,
-        batch: RecordBatch,
-        times: &[i64],
-        before: &[Option<i64>],
-        after: Option<i64>,
-    ) -> Result<Vec<RecordBatch>> {
-        match self {
-            Aggregation::Panes(panes) => panes.rows(source, &batch, times, before, after),
-            Aggregation::Sessions(sessions) => sessions.rows(source, &batch, times, before, after),
-        }
-    }
-
-    fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
-        match self {
-            Aggregation::Panes(panes) => panes.end(source),
-            Aggregation::Sessions(sessions) => sessions.end(source),
-        }
-    }
 }

@@ -3,17 +3,21 @@
 //! (`tvf_node.rs`, `tvf_exec.rs`) and, grouped by `window_start, window_end`, as a window
 //! aggregate that emits each window once when the watermark passes its end
 //! (`aggregate_node.rs`, `aggregate_exec.rs`, the open windows of one processor in
-//! `panes.rs`, its sessions in `sessions.rs`); the loop such event-time operators share
+//! `aggregation.rs`: fixed ones in `panes.rs`, sessions in `sessions.rs`); the loop such event-time operators share
 //! (`processor.rs`, OVER windows over a stream use it too) and the clock windows are cut on
-//! (`clock.rs`).
+//! (`clock.rs`); under checkpoints a processor as a keyed operator (`checkpointed.rs`) whose
+//! open windows a checkpoint saves (`snapshot.rs`).
 
 pub mod aggregate_exec;
 pub mod aggregate_node;
+mod aggregation;
 pub mod binding;
+mod checkpointed;
 mod clock;
 mod panes;
 pub(crate) mod processor;
 mod sessions;
+mod snapshot;
 pub mod spec;
 pub mod tvf_exec;
 pub mod tvf_node;

@@ -24,10 +24,13 @@ use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
+use super::snapshot::{self, OpenWindows};
 use super::spec::WindowKind;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_schema};
+use crate::ops::updating_aggregate::key_columns;
 use crate::streaming::local_time::LocalTime;
+use crate::streaming::state::KeepKeys;
 
 /// A window: `[start, end)`, ordered by end so the earliest to fire comes first.
 type Window = (i64, i64);
@@ -224,43 +227,8 @@ impl WindowAggregation {
                 }
             };
             let count = picked.as_ref().map_or(columns.rows, |r| r.len());
-            let pane = match self.panes.entry((end, start)) {
-                std::collections::btree_map::Entry::Occupied(pane) => pane.into_mut(),
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    let pane = match self.spare.pop() {
-                        Some(pane) => pane,
-                        None => Pane {
-                            keys: if self.keys.is_empty() {
-                                None
-                            } else {
-                                Some(new_group_values(
-                                    self.key_schema.clone(),
-                                    &GroupOrdering::None,
-                                )?)
-                            },
-                            accumulators: self
-                                .calls
-                                .iter()
-                                .map(Call::accumulators)
-                                .collect::<Result<_>>()?,
-                            groups: 0,
-                        },
-                    };
-                    slot.insert(pane)
-                }
-            };
-            let mut groups = Vec::with_capacity(count);
-            match &mut pane.keys {
-                Some(keys) => {
-                    let picked_keys = columns.keys.iter().map(&pick).collect::<Result<Vec<_>>>()?;
-                    keys.intern(&picked_keys, &mut groups)?;
-                    pane.groups = keys.len();
-                }
-                None => {
-                    groups.resize(count, 0);
-                    pane.groups = 1;
-                }
-            }
+            let picked_keys = columns.keys.iter().map(&pick).collect::<Result<Vec<_>>>()?;
+            let (pane, groups) = self.groups_of((start, end), &picked_keys, count)?;
             let none = BooleanArray::new(BooleanBuffer::new_unset(count), None);
             for ((args, filter), accumulators) in columns.calls.iter().zip(&mut pane.accumulators) {
                 let args = args.iter().map(&pick).collect::<Result<Vec<_>>>()?;
@@ -278,6 +246,102 @@ impl WindowAggregation {
                     pane.groups,
                     picked.as_ref().map(|rows| &rows.values()[..]),
                 )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The pane of `window` (opened when it is not) and the group of each of `count` rows
+    /// with these keys in it.
+    fn groups_of(
+        &mut self,
+        (start, end): Window,
+        keys: &[ArrayRef],
+        count: usize,
+    ) -> Result<(&mut Pane, Vec<usize>)> {
+        let pane = match self.panes.entry((end, start)) {
+            std::collections::btree_map::Entry::Occupied(pane) => pane.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let pane = match self.spare.pop() {
+                    Some(pane) => pane,
+                    None => Pane {
+                        keys: if self.keys.is_empty() {
+                            None
+                        } else {
+                            Some(new_group_values(
+                                self.key_schema.clone(),
+                                &GroupOrdering::None,
+                            )?)
+                        },
+                        accumulators: self
+                            .calls
+                            .iter()
+                            .map(Call::accumulators)
+                            .collect::<Result<_>>()?,
+                        groups: 0,
+                    },
+                };
+                slot.insert(pane)
+            }
+        };
+        let mut groups = Vec::with_capacity(count);
+        match &mut pane.keys {
+            Some(values) => {
+                values.intern(keys, &mut groups)?;
+                pane.groups = values.len();
+            }
+            None => {
+                groups.resize(count, 0);
+                pane.groups = 1;
+            }
+        }
+        Ok((pane, groups))
+    }
+
+    /// The open windows, for a checkpoint.
+    pub(super) fn snapshot(&mut self) -> Result<Vec<u8>> {
+        let mut windows = Vec::with_capacity(self.panes.len());
+        for (&(end, start), pane) in &mut self.panes {
+            let keys = match &mut pane.keys {
+                Some(values) => key_columns(values)?,
+                None => Vec::new(),
+            };
+            let calls = pane
+                .accumulators
+                .iter_mut()
+                .map(|accumulators| accumulators.save(pane.groups))
+                .collect::<Result<_>>()?;
+            windows.push(OpenWindows {
+                starts: vec![start; pane.groups],
+                ends: vec![end; pane.groups],
+                keys,
+                calls,
+            });
+        }
+        snapshot::write(self.clock.watermarks(), &windows)
+    }
+
+    /// Takes back the open windows of a checkpoint (the groups `keep` says are this
+    /// processor's, when given), beside any taken before.
+    pub(super) fn restore(&mut self, bytes: &[u8], keep: Option<&KeepKeys<'_>>) -> Result<()> {
+        let restored = snapshot::read(bytes, self.keys.len(), self.calls.len(), keep)?;
+        self.clock.restore(&restored.watermarks)?;
+        for open in restored.windows {
+            for rows in open.by_window() {
+                let window = (open.starts[rows.start], open.ends[rows.start]);
+                let slice = |column: &ArrayRef| column.slice(rows.start, rows.len());
+                let keys: Vec<ArrayRef> = open.keys.iter().map(slice).collect();
+                let calls = self.calls.clone();
+                let (pane, groups) = self.groups_of(window, &keys, rows.len())?;
+                for (index, accumulators) in pane.accumulators.iter_mut().enumerate() {
+                    let saved = slice(&open.calls[index]);
+                    calls[index].restore_into(
+                        accumulators.as_mut(),
+                        &saved,
+                        &groups,
+                        pane.groups,
+                    )?;
+                }
             }
         }
         Ok(())

@@ -1,7 +1,8 @@
 //! The loop of an event-time operator fed by the router (window aggregates, OVER windows over
 //! a stream): rows with their times and watermarks go in, the rows the watermark releases
 //! come out, the end of each input partition is its watermark +∞. Checkpoint barriers are
-//! refused: these operators' state does not take part in checkpoints yet.
+//! refused: a window aggregate under checkpoints runs through `checkpoint/operator.rs`
+//! instead, and OVER windows over a stream do not take part in checkpoints yet.
 
 use std::collections::VecDeque;
 

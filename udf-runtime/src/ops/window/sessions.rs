@@ -24,9 +24,11 @@ use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
+use super::snapshot::{self, OpenWindows};
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_ids, key_schema};
 use crate::streaming::local_time::LocalTime;
+use crate::streaming::state::KeepKeys;
 
 /// An open session: `[start, end)` and its accumulators' slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,21 +208,26 @@ impl SessionAggregation {
     /// Each row's key number; new keys' values kept for emitting.
     fn intern(&mut self, batch: &RecordBatch) -> Result<Vec<usize>> {
         let rows = batch.num_rows();
+        let columns = self
+            .keys
+            .iter()
+            .map(|k| k.evaluate(batch)?.into_array(rows))
+            .collect::<Result<Vec<_>>>()?;
+        self.intern_keys(&columns, rows)
+    }
+
+    /// The key number of each of `rows` rows of key `columns`.
+    fn intern_keys(&mut self, columns: &[ArrayRef], rows: usize) -> Result<Vec<usize>> {
         let (Some(ids), Some(converter)) = (&mut self.key_ids, &self.key_rows) else {
             if self.sessions.is_empty() {
                 self.sessions.push(Vec::new());
             }
             return Ok(vec![0; rows]);
         };
-        let columns = self
-            .keys
-            .iter()
-            .map(|k| k.evaluate(batch)?.into_array(rows))
-            .collect::<Result<Vec<_>>>()?;
         let mut key_ids = Vec::with_capacity(rows);
-        ids.intern(&columns, &mut key_ids)?;
+        ids.intern(columns, &mut key_ids)?;
         if ids.len() > self.key_values.len() {
-            let values = converter.convert_columns(&columns)?;
+            let values = converter.convert_columns(columns)?;
             for (row, &id) in key_ids.iter().enumerate() {
                 if id == self.key_values.len() {
                     self.key_values.push(values.row(row).owned());
@@ -229,6 +236,66 @@ impl SessionAggregation {
             }
         }
         Ok(key_ids)
+    }
+
+    /// The open sessions, for a checkpoint.
+    pub(super) fn snapshot(&mut self) -> Result<Vec<u8>> {
+        let open: Vec<(usize, Session)> = self
+            .sessions
+            .iter()
+            .enumerate()
+            .flat_map(|(key, sessions)| sessions.iter().map(move |s| (key, *s)))
+            .collect();
+        let keys = match &self.key_rows {
+            Some(converter) => {
+                converter.convert_rows(open.iter().map(|(key, _)| self.key_values[*key].row()))?
+            }
+            None => Vec::new(),
+        };
+        let slots = UInt32Array::from_iter_values(open.iter().map(|(_, s)| s.slot as u32));
+        let calls = self
+            .accumulators
+            .iter_mut()
+            .map(|accumulators| Ok(take(&accumulators.save(self.slots)?, &slots, None)?))
+            .collect::<Result<_>>()?;
+        let windows = OpenWindows {
+            starts: open.iter().map(|(_, s)| s.start).collect(),
+            ends: open.iter().map(|(_, s)| s.end).collect(),
+            keys,
+            calls,
+        };
+        let windows = if open.is_empty() {
+            vec![]
+        } else {
+            vec![windows]
+        };
+        snapshot::write(self.clock.watermarks(), &windows)
+    }
+
+    /// Takes back the open sessions of a checkpoint (those of the keys `keep` says are this
+    /// processor's, when given), beside any taken before.
+    pub(super) fn restore(&mut self, bytes: &[u8], keep: Option<&KeepKeys<'_>>) -> Result<()> {
+        let restored = snapshot::read(bytes, self.keys.len(), self.calls.len(), keep)?;
+        self.clock.restore(&restored.watermarks)?;
+        for open in restored.windows {
+            let key_ids = self.intern_keys(&open.keys, open.rows())?;
+            let mut slots = Vec::with_capacity(open.rows());
+            for (row, &key) in key_ids.iter().enumerate() {
+                let session = Session {
+                    start: open.starts[row],
+                    end: open.ends[row],
+                    slot: self.take_slot(),
+                };
+                self.sessions[key].push(session);
+                self.by_end.insert((session.end, key, session.start));
+                slots.push(session.slot);
+            }
+            for (index, accumulators) in self.accumulators.iter_mut().enumerate() {
+                let saved = &open.calls[index];
+                self.calls[index].restore_into(accumulators.as_mut(), saved, &slots, self.slots)?;
+            }
+        }
+        Ok(())
     }
 
     fn take_slot(&mut self) -> usize {

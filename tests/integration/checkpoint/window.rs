@@ -1,0 +1,172 @@
+//! Window aggregates over a fed table take part in checkpoints: stopped at a savepoint and
+//! restored (with as many processors, or more, or fewer), each open window goes on with its
+//! groups' accumulators — built-in ones and a user-defined one — and the watermark where it
+//! stood, so the two runs give together each window's row exactly once, as the
+//! uninterrupted run does; a window that fired before the savepoint does not fire again.
+
+use udf_examples::aggregate::string_concat::StringConcatFunction;
+use udf_runtime::Checkpoint;
+
+use super::*;
+
+/// Per key and 10 s window: the row count, the first and last word, and the words joined
+/// in arrival order (a user-defined aggregate).
+const TUMBLE: &str = "SELECT k, window_start, window_end, COUNT(*) AS n, MIN(word) AS lo, MAX(word) AS hi, \
+     string_concat(word, '') AS words \
+     FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) \
+     GROUP BY k, window_start, window_end";
+
+/// Windows of 15 s every 5 s: each row is in three.
+const HOP: &str = "SELECT k, window_start, window_end, COUNT(*) AS n, MAX(word) AS hi \
+     FROM TABLE(HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) \
+     GROUP BY k, window_start, window_end";
+
+/// Sessions of a key, closed by 3 s without rows (the input's 20 s gaps).
+const SESSION: &str = "SELECT k, window_start, window_end, COUNT(*) AS n, string_concat(word, '') AS words \
+     FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND)) \
+     GROUP BY k, window_start, window_end";
+
+const ROWS: usize = 2000;
+
+fn window_session(partitions: usize) -> (Session, udf_runtime::Feed) {
+    // The watermark 2 s behind: rows wait in open windows at any savepoint.
+    let (session, feed) = delayed_session(partitions, Duration::from_secs(2));
+    session.register(StringConcatFunction).unwrap();
+    (session, feed)
+}
+
+/// The rows of `batches` as text, sorted: window rows of different keys come in any order.
+fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
+    let mut rows: Vec<String> = batches_to_rows(batches)
+        .iter()
+        .map(|row| {
+            let values: Vec<String> = row.iter().map(ToString::to_string).collect();
+            values.join(" ")
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// `sql` over the whole input, uninterrupted.
+async fn whole(sql: &str, input: &RecordBatch) -> Vec<String> {
+    let (session, feed) = window_session(2);
+    sorted_rows(&output_of(&session, feed, sql, input, 50).await)
+}
+
+/// `sql` stopped at a savepoint halfway with `before` processors and restored with
+/// `after`: the rows of both runs, and the row the second run resumed at.
+async fn stopped_and_restored(
+    name: &str,
+    sql: &str,
+    input: &RecordBatch,
+    (before, after): (usize, usize),
+) -> (Vec<String>, usize) {
+    let rows = input.num_rows();
+    let dir = scratch(name);
+    let (session, feed) = window_session(before);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let uid = uid_of(&session, sql, "WindowAggregateExec").await;
+    assert!(uid.starts_with("window-"), "{uid}");
+    let drained = running(&session, sql).await;
+    send(&feed, input, 0..rows / 2, 50).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    let first = drained.await.unwrap();
+    assert!(
+        first.iter().map(RecordBatch::num_rows).sum::<usize>() > 0,
+        "windows fired before the savepoint"
+    );
+    let position = Checkpoint::find(&savepoint, &uid)
+        .unwrap()
+        .position("events")
+        .unwrap() as usize;
+    assert!(position > 0 && position <= rows / 2, "{position}");
+
+    let (session, feed) = window_session(after);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    assert_eq!(uid_of(&session, sql, "WindowAggregateExec").await, uid);
+    let drained = running(&session, sql).await;
+    send(&feed, input, position..rows, 50).await;
+    feed.close();
+    let second = drained.await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut both = first;
+    both.extend(second);
+    (sorted_rows(&both), position)
+}
+
+async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
+    let input = input(ROWS, 5);
+    let expected = whole(sql, &input).await;
+    assert!(expected.len() > 20, "{}", expected.len());
+    for counts in [(2, 2), (2, 3), (3, 1)] {
+        let (rows, position) = stopped_and_restored(
+            &format!("{name}-{}-{}", counts.0, counts.1),
+            sql,
+            &input,
+            counts,
+        )
+        .await;
+        assert_eq!(
+            rows, expected,
+            "{name}: {} → {} processors, stopped at row {position}",
+            counts.0, counts.1
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_tumbling_window_aggregate_restored_from_a_savepoint_emits_each_window_once() {
+    restored_runs_equal_the_whole("tumble", TUMBLE).await;
+}
+
+#[tokio::test]
+async fn a_hopping_window_aggregate_restored_from_a_savepoint_emits_each_window_once() {
+    restored_runs_equal_the_whole("hop", HOP).await;
+}
+
+#[tokio::test]
+async fn a_session_window_aggregate_restored_from_a_savepoint_emits_each_session_once() {
+    restored_runs_equal_the_whole("session", SESSION).await;
+}
+
+/// A savepoint of one window aggregate is not taken for another: the uid differs.
+#[tokio::test]
+async fn a_savepoint_of_one_window_aggregate_is_not_taken_for_another() {
+    let input = input(400, 5);
+    let dir = scratch("window-other");
+    let (session, feed) = window_session(2);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let uid = uid_of(&session, TUMBLE, "WindowAggregateExec").await;
+    let drained = running(&session, TUMBLE).await;
+    send(&feed, &input, 0..200, 50).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    drained.await.unwrap();
+
+    let (session, _feed) = window_session(2);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    let other = uid_of(&session, HOP, "WindowAggregateExec").await;
+    assert_ne!(other, uid);
+    let error = match tokio::time::timeout(
+        Duration::from_secs(30),
+        session.sql(HOP).await.unwrap().collect(),
+    )
+    .await
+    .expect("the restore fails at once")
+    {
+        Ok(_) => panic!("restored another window aggregate's savepoint"),
+        Err(error) => error.to_string(),
+    };
+    assert!(error.contains(&uid) && error.contains(&other), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
