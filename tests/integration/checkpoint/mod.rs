@@ -7,6 +7,7 @@ mod crash;
 mod errors;
 mod files;
 mod group_by;
+mod over;
 mod restore;
 mod sink;
 mod table_aggregate;

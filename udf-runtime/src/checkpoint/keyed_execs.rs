@@ -1,6 +1,7 @@
 //! The keyed operators besides process table functions that checkpoints cover, found in a
-//! plan: over unbounded input, a table aggregate's changelog, an updating GROUP BY and a
-//! window aggregate (over bounded input each runs as a batch job, unchecked).
+//! plan: over unbounded input, a table aggregate's changelog, an updating GROUP BY, a window
+//! aggregate and a row-time OVER window (over bounded input each runs as a batch job,
+//! unchecked).
 
 use std::any::Any;
 
@@ -8,6 +9,7 @@ use datafusion::physical_plan::execution_plan::Boundedness;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 
 use super::operator::KeyedExec;
+use crate::ops::over::EventTimeOverExec;
 use crate::ops::table_aggregate::exec::TableAggregateExec;
 use crate::ops::updating_aggregate::UpdatingAggregateExec;
 use crate::ops::window::WindowAggregateExec;
@@ -24,6 +26,9 @@ pub(crate) fn keyed_exec(plan: &dyn ExecutionPlan) -> Option<&dyn KeyedExec> {
     if let Some(exec) = any.downcast_ref::<UpdatingAggregateExec>() {
         return Some(exec);
     }
-    any.downcast_ref::<WindowAggregateExec>()
+    if let Some(exec) = any.downcast_ref::<WindowAggregateExec>() {
+        return Some(exec);
+    }
+    any.downcast_ref::<EventTimeOverExec>()
         .map(|exec| exec as &dyn KeyedExec)
 }

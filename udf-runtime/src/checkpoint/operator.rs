@@ -212,11 +212,15 @@ impl<O: KeyedOperator> Reading<O> {
     }
 }
 
-/// The uid of an operator that SQL gives no place to name (a GROUP BY, a window
-/// aggregate): `<kind>-<16 hex digits>` of what it computes, so the same query gets the same
-/// uid in every run (EXPLAIN shows it).
-pub(crate) fn derived_uid(kind: &str, computes: &str) -> String {
-    format!("{kind}-{:016x}", fnv1a(computes.as_bytes()))
+/// The target of an operator that SQL gives no place to name (a GROUP BY, a window
+/// aggregate, an OVER window): its uid is `<kind>-<16 hex digits>` of what it computes, so
+/// the same query gets the same uid in every run (EXPLAIN shows it).
+pub(crate) fn derived_target(kind: &str, computes: String) -> CheckpointTarget {
+    CheckpointTarget {
+        uid: format!("{kind}-{:016x}", fnv1a(computes.as_bytes())),
+        function: computes,
+        sink: false,
+    }
 }
 
 /// FNV-1a, 64 bits: a hash that stays the same across runs and builds (a uid must).

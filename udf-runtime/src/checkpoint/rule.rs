@@ -1,7 +1,7 @@
 //! Which plans can be checkpointed, decided when the plan is made (a physical optimizer rule
 //! that runs last). With checkpoints on, a query over unbounded input keeps its state in one
 //! keyed operator — a process table function or table aggregate with a `uid`, or an updating
-//! GROUP BY or window aggregate (whose uid comes from what it computes); between its sources
+//! GROUP BY, window aggregate or OVER window (whose uid comes from what it computes); between its sources
 //! and it stand only operators that
 //! pass barriers in order (`region.rs`) — DataFusion's repartitioning and batch coalescing
 //! there are taken out, since the operator routes rows by key itself — and above it only
@@ -29,7 +29,6 @@ use datafusion::physical_plan::{
 use super::config::CheckpointConfig;
 use super::keyed_execs::keyed_exec;
 use super::region;
-use crate::ops::over::EventTimeOverExec;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::sink::exec::CommittingSinkExec;
 use crate::ops::sink::sink_input_passes;
@@ -50,30 +49,23 @@ impl PhysicalOptimizerRule for CheckpointedPlans {
             return Ok(plan);
         }
         let mut stateful = 0;
-        let mut over_window = false;
         plan.apply(|node| {
             stateful += usize::from(keeps_state(node.as_ref()));
-            over_window |= (node.as_ref() as &dyn Any).is::<EventTimeOverExec>();
             Ok(TreeNodeRecursion::Continue)
         })?;
-        if over_window {
-            return plan_err!(
-                "{ON}, but this query has an OVER window over a stream, whose waiting rows checkpoints do not save yet: a restored run would lose them"
-            );
-        }
         match stateful {
             // A bounded query without one runs as a batch job, which Flink does not
             // checkpoint either.
             0 if matches!(plan.boundedness(), Boundedness::Bounded) => return Ok(plan),
             0 => {
                 return plan_err!(
-                    "{ON}, but this query over unbounded input has no process table function, table aggregate, GROUP BY or window aggregate: checkpoints cover the state of one such operator per query so far"
+                    "{ON}, but this query over unbounded input has no process table function, table aggregate, GROUP BY, window aggregate or OVER window: checkpoints cover the state of one such operator per query so far"
                 );
             }
             1 => {}
             n => {
                 return plan_err!(
-                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates, GROUP BYs, window aggregates): checkpoints cover one per query so far"
+                    "{ON}, but this query has {n} operators that keep state (process table functions, table aggregates, GROUP BYs, windows): checkpoints cover one per query so far"
                 );
             }
         }

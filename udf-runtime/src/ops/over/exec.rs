@@ -14,12 +14,16 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder,
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
 };
+use futures::stream::BoxStream;
 
 use super::frames::OverProcessor;
 use super::node::Frame;
-use crate::ops::ptf::router::{Router, RouterInput};
+use crate::checkpoint::barrier::Flow;
+use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::checkpoint::operator::{self, KeyedExec};
+use crate::ops::ptf::router::Router;
 use crate::ops::updating_aggregate::calls::Call;
-use crate::ops::window::processor;
+use crate::ops::window::processor::{self, Checkpointed};
 use crate::streaming::event_time::EventTime;
 
 #[derive(Debug)]
@@ -31,6 +35,10 @@ pub struct EventTimeOverExec {
     calls: Arc<[Call]>,
     schema: SchemaRef,
     router: Arc<Router>,
+    /// Whether checkpoints save its keys and kept rows (`snapshot.rs`).
+    checkpointed: bool,
+    /// Whether a committing sink reads its output with the barriers.
+    committing_sink: bool,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
 }
@@ -51,16 +59,7 @@ impl EventTimeOverExec {
         } else {
             target_partitions.max(1)
         };
-        let router = Router::new(
-            vec![RouterInput {
-                plan: input.clone(),
-                keys: keys.clone(),
-                event_time: Some(time.clone()),
-            }],
-            processors,
-            false,
-            None,
-        );
+        let router = processor::router(&input, &keys, &time, processors, None);
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(processors),
@@ -75,9 +74,116 @@ impl EventTimeOverExec {
             calls: calls.into(),
             schema,
             router: Arc::new(router),
+            checkpointed: false,
+            committing_sink: false,
             metrics: ExecutionPlanMetricsSet::new(),
             properties,
         }
+    }
+
+    fn processors(&self) -> usize {
+        self.properties.output_partitioning().partition_count()
+    }
+
+    /// This exec over `region`, checkpointed (`KeyedExec::checkpointed`).
+    fn checkpointed_over(&self, region: Arc<dyn ExecutionPlan>, committing_sink: bool) -> Self {
+        let mut exec = EventTimeOverExec::new(
+            region.clone(),
+            self.keys.clone(),
+            self.time.clone(),
+            self.frame,
+            self.calls.to_vec(),
+            self.schema.clone(),
+            self.processors(),
+        );
+        let target = CheckpointTarget {
+            sink: committing_sink,
+            ..self.target()
+        };
+        exec.router = Arc::new(processor::router(
+            &region,
+            &self.keys,
+            &self.time,
+            self.processors(),
+            Some(target),
+        ));
+        exec.checkpointed = true;
+        exec.committing_sink = committing_sink;
+        exec
+    }
+
+    /// What checkpoints save its state as: SQL has no place for an OVER window's uid, so it
+    /// is derived from what it computes (`over-<16 hex digits>`).
+    fn target(&self) -> CheckpointTarget {
+        operator::derived_target("over", self.computes())
+    }
+
+    /// `OVER (PARTITION BY keys ORDER BY ts frame): calls`, for uids and errors.
+    fn computes(&self) -> String {
+        let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
+        let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
+        format!(
+            "OVER (PARTITION BY {} ORDER BY {} {} AND CURRENT ROW): {}",
+            keys.join(", "),
+            self.time.name,
+            self.frame,
+            calls.join(", ")
+        )
+    }
+
+    fn partition(&self, partition: usize) -> Result<Checkpointed<OverProcessor>> {
+        let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
+        let frames = OverProcessor::new(
+            self.frame,
+            self.keys.clone(),
+            &self.input.schema(),
+            self.calls.clone(),
+            self.schema.clone(),
+            self.input.output_partitioning().partition_count(),
+            late,
+        )?;
+        Ok(Checkpointed {
+            state: frames,
+            name: self.computes(),
+        })
+    }
+}
+
+impl KeyedExec for EventTimeOverExec {
+    fn checkpoint_target(&self) -> Result<CheckpointTarget> {
+        Ok(self.target())
+    }
+
+    fn checkpointed(
+        &self,
+        region: Arc<dyn ExecutionPlan>,
+        sink: bool,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(
+            self.checkpointed_over(region, sink || self.committing_sink),
+        ))
+    }
+
+    fn execute_flow(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<Flow>>> {
+        if !self.checkpointed {
+            return internal_err!("an OVER window without checkpoints has no barriers");
+        }
+        let operator = self.partition(partition)?;
+        operator::run_flow(
+            operator,
+            &self.router,
+            partition,
+            self.processors(),
+            context,
+        )
+    }
+
+    fn keyed_input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
     }
 }
 
@@ -93,7 +199,11 @@ impl DisplayAs for EventTimeOverExec {
             self.time.delay_millis,
             self.frame,
             calls.join(", ")
-        )
+        )?;
+        if self.checkpointed {
+            write!(f, ", uid={}", self.target().uid)?;
+        }
+        Ok(())
     }
 }
 
@@ -129,14 +239,20 @@ impl ExecutionPlan for EventTimeOverExec {
         if children.len() != 1 {
             return internal_err!("EventTimeOverExec takes one input");
         }
+        let input = children.swap_remove(0);
+        if self.checkpointed {
+            return Ok(Arc::new(
+                self.checkpointed_over(input, self.committing_sink),
+            ));
+        }
         Ok(Arc::new(EventTimeOverExec::new(
-            children.swap_remove(0),
+            input,
             self.keys.clone(),
             self.time.clone(),
             self.frame,
             self.calls.to_vec(),
             self.schema.clone(),
-            self.properties.output_partitioning().partition_count(),
+            self.processors(),
         )))
     }
 
@@ -149,17 +265,21 @@ impl ExecutionPlan for EventTimeOverExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
+        let operator = self.partition(partition)?;
+        if self.checkpointed {
+            let processors = self.processors();
+            let schema = self.schema.clone();
+            return operator::run(
+                operator,
+                &self.router,
+                partition,
+                processors,
+                schema,
+                context,
+            );
+        }
         let inbox = self.router.inbox(partition, context)?;
-        let frames = OverProcessor::new(
-            self.frame,
-            self.keys.clone(),
-            &self.input.schema(),
-            self.calls.clone(),
-            self.schema.clone(),
-            inbox.sources.iter().sum(),
-            late,
-        )?;
+        let frames = operator.state;
         Ok(processor::stream(
             inbox,
             frames,

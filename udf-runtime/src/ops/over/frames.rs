@@ -20,37 +20,40 @@ use super::node::Frame;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_ids};
 use crate::ops::window::processor::TimedRows;
+use crate::streaming::state::KeepKeys;
 use crate::streaming::watermarks::SourceWatermarks;
 
 /// A row kept: its batch's number and its place there.
-type RowRef = (u32, u32);
+pub(super) type RowRef = (u32, u32);
 
 /// An input batch whose rows wait or are in a frame, with each call's arguments over it.
-struct Stored {
-    batch: RecordBatch,
-    args: Vec<Vec<ArrayRef>>,
+pub(super) struct Stored {
+    pub batch: RecordBatch,
+    pub args: Vec<Vec<ArrayRef>>,
     /// Rows still referring to it.
-    refs: usize,
+    pub refs: usize,
 }
 
 pub(super) struct OverProcessor {
-    frame: Frame,
-    keys: Vec<Arc<dyn PhysicalExpr>>,
-    key_ids: Option<Box<dyn GroupValues>>,
-    calls: Arc<[Call]>,
+    pub(super) frame: Frame,
+    pub(super) keys: Vec<Arc<dyn PhysicalExpr>>,
+    pub(super) key_ids: Option<Box<dyn GroupValues>>,
+    pub(super) calls: Arc<[Call]>,
     /// One group per key.
-    accumulators: Vec<Box<dyn Aggregator>>,
-    stored: HashMap<u32, Stored>,
-    next_batch: u32,
+    pub(super) accumulators: Vec<Box<dyn Aggregator>>,
+    pub(super) stored: HashMap<u32, Stored>,
+    pub(super) next_batch: u32,
     /// Rows waiting for the watermark, by (time, key), in arrival order.
-    pending: BTreeMap<(i64, usize), Vec<RowRef>>,
+    pub(super) pending: BTreeMap<(i64, usize), Vec<RowRef>>,
     /// Per key: the rows in its frame, oldest first (bounded frames).
-    retained: Vec<VecDeque<(i64, RowRef)>>,
+    pub(super) retained: Vec<VecDeque<(i64, RowRef)>>,
     /// Per key: the time it last emitted.
-    last: Vec<Option<i64>>,
-    schema: SchemaRef,
-    watermarks: SourceWatermarks,
-    late: Count,
+    pub(super) last: Vec<Option<i64>>,
+    pub(super) schema: SchemaRef,
+    /// The input's schema: rows a checkpoint saved are restored as a batch of it.
+    pub(super) input_schema: SchemaRef,
+    pub(super) watermarks: SourceWatermarks,
+    pub(super) late: Count,
 }
 
 impl OverProcessor {
@@ -80,6 +83,7 @@ impl OverProcessor {
             retained: Vec::new(),
             last: Vec::new(),
             schema,
+            input_schema: Arc::new(input.clone()),
             watermarks: SourceWatermarks::new(sources),
             late,
         })
@@ -288,7 +292,7 @@ impl OverProcessor {
     }
 
     /// The stored batches `rows` come from, and each row as (batch position, row).
-    fn sources(&self, rows: &[RowRef]) -> (Vec<u32>, Vec<(usize, usize)>) {
+    pub(super) fn sources(&self, rows: &[RowRef]) -> (Vec<u32>, Vec<(usize, usize)>) {
         let mut sources: Vec<u32> = Vec::new();
         let picks = rows
             .iter()
@@ -358,5 +362,13 @@ impl TimedRows for OverProcessor {
 
     fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
         self.end_source(source)
+    }
+
+    fn snapshot(&mut self) -> Result<Vec<u8>> {
+        self.save()
+    }
+
+    fn restore(&mut self, snapshot: &[u8], keep: Option<&KeepKeys<'_>>) -> Result<()> {
+        self.take_back(snapshot, keep)
     }
 }

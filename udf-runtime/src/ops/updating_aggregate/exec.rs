@@ -98,11 +98,7 @@ impl UpdatingAggregateExec {
     /// `group-by-<16 hex digits>`: the same query gets the same uid in every run, and EXPLAIN
     /// shows it.
     fn target(&self) -> CheckpointTarget {
-        CheckpointTarget {
-            uid: operator::derived_uid("group-by", &self.computes()),
-            function: self.computes(),
-            sink: false,
-        }
+        operator::derived_target("group-by", self.computes())
     }
 
     /// `GROUP BY keys: calls`, for uids and errors.

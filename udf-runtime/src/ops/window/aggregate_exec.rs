@@ -20,15 +20,14 @@ use futures::stream::BoxStream;
 
 use super::aggregate_node::GroupColumn;
 use super::aggregation::Aggregation;
-use super::checkpointed::Partition;
 use super::panes::WindowAggregation;
-use super::processor;
+use super::processor::{self, Checkpointed};
 use super::sessions::SessionAggregation;
 use super::spec::WindowKind;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
-use crate::ops::ptf::router::{Router, RouterInput};
+use crate::ops::ptf::router::Router;
 use crate::ops::updating_aggregate::calls::Call;
 use crate::session::table_options::TableOptions;
 use crate::streaming::event_time::EventTime;
@@ -44,7 +43,7 @@ pub struct WindowAggregateExec {
     calls: Arc<[Call]>,
     schema: SchemaRef,
     router: Arc<Router>,
-    /// Whether checkpoints save its open windows (`checkpointed.rs`).
+    /// Whether checkpoints save its open windows (`snapshot.rs`).
     checkpointed: bool,
     /// Whether a committing sink reads its output with the barriers.
     committing_sink: bool,
@@ -69,16 +68,7 @@ impl WindowAggregateExec {
         } else {
             target_partitions.max(1)
         };
-        let router = Router::new(
-            vec![RouterInput {
-                plan: input.clone(),
-                keys: keys.clone(),
-                event_time: Some(time.clone()),
-            }],
-            processors,
-            false,
-            None,
-        );
+        let router = processor::router(&input, &keys, &time, processors, None);
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(processors),
@@ -121,15 +111,11 @@ impl WindowAggregateExec {
             sink: committing_sink,
             ..self.target()
         };
-        let input = RouterInput {
-            plan: region,
-            keys: self.keys.clone(),
-            event_time: Some(self.time.clone()),
-        };
-        exec.router = Arc::new(Router::new(
-            vec![input],
+        exec.router = Arc::new(processor::router(
+            &region,
+            &self.keys,
+            &self.time,
             self.processors(),
-            false,
             Some(target),
         ));
         exec.checkpointed = true;
@@ -140,11 +126,7 @@ impl WindowAggregateExec {
     /// What checkpoints save its open windows as: SQL has no place for a window
     /// aggregate's uid, so it is derived from what it computes (`window-<16 hex digits>`).
     fn target(&self) -> CheckpointTarget {
-        CheckpointTarget {
-            uid: operator::derived_uid("window", &self.computes()),
-            function: self.computes(),
-            sink: false,
-        }
+        operator::derived_target("window", self.computes())
     }
 
     /// `TUMBLE(...) on ts GROUP BY keys: calls`, for uids and errors.
@@ -191,9 +173,13 @@ impl WindowAggregateExec {
         })
     }
 
-    fn partition(&self, partition: usize, context: &TaskContext) -> Result<Partition> {
-        Ok(Partition {
-            aggregation: self.aggregation(partition, context)?,
+    fn partition(
+        &self,
+        partition: usize,
+        context: &TaskContext,
+    ) -> Result<Checkpointed<Aggregation>> {
+        Ok(Checkpointed {
+            state: self.aggregation(partition, context)?,
             name: self.computes(),
         })
     }

@@ -5,14 +5,12 @@
 //! (`aggregate_node.rs`, `aggregate_exec.rs`, the open windows of one processor in
 //! `aggregation.rs`: fixed ones in `panes.rs`, sessions in `sessions.rs`); the loop such event-time operators share
 //! (`processor.rs`, OVER windows over a stream use it too) and the clock windows are cut on
-//! (`clock.rs`); under checkpoints a processor as a keyed operator (`checkpointed.rs`) whose
-//! open windows a checkpoint saves (`snapshot.rs`).
+//! (`clock.rs`), and under checkpoints the open windows a checkpoint saves (`snapshot.rs`).
 
 pub mod aggregate_exec;
 pub mod aggregate_node;
 mod aggregation;
 pub mod binding;
-mod checkpointed;
 mod clock;
 mod panes;
 pub(crate) mod processor;

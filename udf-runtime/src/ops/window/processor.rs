@@ -1,19 +1,26 @@
 //! The loop of an event-time operator fed by the router (window aggregates, OVER windows over
 //! a stream): rows with their times and watermarks go in, the rows the watermark releases
 //! come out, the end of each input partition is its watermark +∞. Checkpoint barriers are
-//! refused: a window aggregate under checkpoints runs through `checkpoint/operator.rs`
-//! instead, and OVER windows over a stream do not take part in checkpoints yet.
+//! refused: under checkpoints a processor runs as a keyed operator (`Checkpointed`, through
+//! `checkpoint/operator.rs`) instead.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{Result, exec_err};
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 
+use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::checkpoint::operator::{KeyedOperator, Rows};
 use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::Inbox;
+use crate::ops::ptf::router::{Inbox, Router, RouterInput};
+use crate::streaming::event_time::EventTime;
+use crate::streaming::state::KeepKeys;
 
 /// What an event-time operator does with its processor's input.
 pub(crate) trait TimedRows: Send + 'static {
@@ -30,6 +37,69 @@ pub(crate) trait TimedRows: Send + 'static {
 
     /// Input partition `source` ended: the rows released.
     fn end(&mut self, source: usize) -> Result<Vec<RecordBatch>>;
+
+    /// The state, as bytes, for a checkpoint.
+    fn snapshot(&mut self) -> Result<Vec<u8>>;
+
+    /// Takes back a checkpoint's state (of the keys `keep` says are this processor's, when
+    /// given), beside any taken before.
+    fn restore(&mut self, snapshot: &[u8], keep: Option<&KeepKeys<'_>>) -> Result<()>;
+}
+
+/// One processor under checkpoints: a keyed operator (`checkpoint/operator.rs`) that the
+/// router feeds by key with the rows' times and watermarks.
+pub(crate) struct Checkpointed<T> {
+    pub state: T,
+    /// What the operator computes, for errors.
+    pub name: String,
+}
+
+impl<T: TimedRows> KeyedOperator for Checkpointed<T> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn push(&mut self, rows: Rows<'_>) -> Result<Vec<RecordBatch>> {
+        let (Some(times), Some(before)) = (rows.times, rows.before) else {
+            return exec_err!("the rows of `{}` came without their times", self.name);
+        };
+        self.state
+            .rows(rows.source, rows.batch.clone(), times, before, rows.after)
+    }
+
+    fn end_of(&mut self, source: usize) -> Result<Vec<RecordBatch>> {
+        self.state.end(source)
+    }
+
+    /// Every input partition's end has released everything.
+    fn finish(&mut self) -> Result<Vec<RecordBatch>> {
+        Ok(Vec::new())
+    }
+
+    fn snapshot(&mut self) -> Result<Vec<u8>> {
+        self.state.snapshot()
+    }
+
+    fn restore(&mut self, snapshot: &[u8], keep: Option<&KeepKeys<'_>>) -> Result<()> {
+        self.state.restore(snapshot, keep)
+    }
+}
+
+/// The router of an event-time operator: the rows of `input` to `processors` by `keys`,
+/// with their times and watermarks; checkpointed as `target` when given.
+pub(crate) fn router(
+    input: &Arc<dyn ExecutionPlan>,
+    keys: &[Arc<dyn PhysicalExpr>],
+    time: &EventTime,
+    processors: usize,
+    target: Option<CheckpointTarget>,
+) -> Router {
+    let input = RouterInput {
+        plan: input.clone(),
+        keys: keys.to_vec(),
+        event_time: Some(time.clone()),
+    };
+    Router::new(vec![input], processors, false, target)
 }
 
 /// One processor's output: `state` fed from `inbox`; `what` names the operator in errors.
