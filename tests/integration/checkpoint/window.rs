@@ -170,3 +170,77 @@ async fn a_savepoint_of_one_window_aggregate_is_not_taken_for_another() {
     assert!(error.contains(&uid) && error.contains(&other), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What the INSERT below writes: each window's start as text.
+const TUMBLE_ROWS: &str = "SELECT k, CAST(window_start AS VARCHAR) AS ws, n, words FROM (SELECT k, window_start, window_end, COUNT(*) AS n, string_concat(word, '') AS words \
+     FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) \
+     GROUP BY k, window_start, window_end)";
+
+/// `insert` into the table `create` makes, running in a task.
+async fn start_insert(
+    session: &Session,
+    create: &str,
+    insert: &str,
+) -> tokio::task::JoinHandle<udf_runtime::datafusion::common::Result<Vec<RecordBatch>>> {
+    session.sql(create).await.unwrap();
+    let df = session.sql(insert).await.unwrap();
+    tokio::spawn(df.collect())
+}
+
+/// `INSERT INTO` a file table of a window aggregate stopped at a savepoint and restored:
+/// each window's row is committed once, by the checkpoints of one run or the other.
+#[tokio::test]
+async fn a_window_aggregate_written_through_a_restore_is_committed_once() {
+    let input = input(ROWS, 5);
+    let expected = whole(TUMBLE_ROWS, &input).await;
+    let dir = scratch("window-sink");
+    let out = dir.join("out");
+    let create = format!(
+        "CREATE EXTERNAL TABLE IF NOT EXISTS out (k VARCHAR, ws VARCHAR, n BIGINT, words VARCHAR) STORED AS PARQUET LOCATION '{}/'",
+        out.display()
+    );
+    let insert_sql = format!("INSERT INTO out {TUMBLE_ROWS}");
+
+    let (session, feed) = window_session(2);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let uid = uid_of(&session, TUMBLE_ROWS, "WindowAggregateExec").await;
+    let result = start_insert(&session, &create, &insert_sql).await;
+    send(&feed, &input, 0..ROWS / 2, 50).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), result)
+        .await
+        .expect("the insert ends")
+        .unwrap()
+        .unwrap();
+    let first = super::sink::committed_rows(&out, "parquet").await;
+    assert!(
+        first.iter().map(RecordBatch::num_rows).sum::<usize>() > 0,
+        "windows committed before the savepoint"
+    );
+    let position = Checkpoint::find(&savepoint, &uid)
+        .unwrap()
+        .position("events")
+        .unwrap() as usize;
+
+    let (session, feed) = window_session(3);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let result = start_insert(&session, &create, &insert_sql).await;
+    send(&feed, &input, position..ROWS, 50).await;
+    feed.close();
+    tokio::time::timeout(Duration::from_secs(30), result)
+        .await
+        .expect("the insert ends")
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(in_progress_files(&out), Vec::<String>::new());
+    let committed = sorted_rows(&super::sink::committed_rows(&out, "parquet").await);
+    assert_eq!(committed, expected, "stopped at row {position}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
