@@ -50,6 +50,20 @@ async fn aggregates_an_updating_group_by_cannot_compute_are_planning_errors() {
         median.contains("aggregate function `median` cannot aggregate a stream or a changelog"),
         "{median}"
     );
+    // Rule 37: ORDER BY inside an aggregate and grouping sets over a changelog.
+    let ordered = planning_error("SELECT k, array_agg(v ORDER BY v) FROM t GROUP BY k").await;
+    assert!(
+        ordered
+            .contains("an aggregate with ORDER BY over a stream or a changelog is not supported"),
+        "{ordered}"
+    );
+    let rollup = planning_error("SELECT k, COUNT(*) FROM t GROUP BY ROLLUP(k)").await;
+    assert!(
+        rollup.contains(
+            "GROUPING SETS, CUBE and ROLLUP over a stream or a changelog are not supported"
+        ),
+        "{rollup}"
+    );
 }
 
 #[tokio::test]
