@@ -20,6 +20,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, BooleanBufferBuilder, RecordBatch, UInt32Array,
 };
+use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::kernels::boolean::and;
 use datafusion::arrow::compute::kernels::cmp::not_distinct;
 use datafusion::arrow::compute::{concat, take};
@@ -168,28 +169,14 @@ impl UpdatingAggregation {
         for round in rounds.starts.windows(2) {
             let (start, end) = (round[0], round[1]);
             let round_groups = &group_at[start..end];
-            let mut add = BooleanBufferBuilder::new(end - start);
-            let mut retract = BooleanBufferBuilder::new(end - start);
-            for position in start..end {
-                let group = group_at[position];
-                let back = retracting.as_ref().is_some_and(|r| r[row_at(position)]);
-                let exists = self.counts[group] > 0;
-                let dropped = back && !exists;
-                add.append(!back);
-                retract.append(back && !dropped);
-                if dropped {
-                    continue;
-                }
-                self.counts[group] += if back { -1 } else { 1 };
-                outcomes[position] = if !exists {
-                    Outcome::Created
-                } else if self.counts[group] == 0 {
-                    Outcome::Emptied
-                } else {
-                    Outcome::Changed
-                };
-            }
-            let (add, retract) = (add.finish(), retract.finish());
+            let (add, retract) = match &retracting {
+                Some(retracting) => self.count_changes(
+                    round_groups,
+                    |at| retracting[row_at(start + at)],
+                    &mut outcomes[start..end],
+                ),
+                None => self.count_inserts(round_groups, &mut outcomes[start..end]),
+            };
             for (call, accumulators) in self.accumulators.iter_mut().enumerate() {
                 let (args, filter) = &inputs[call];
                 let args: Vec<ArrayRef> =
@@ -214,10 +201,14 @@ impl UpdatingAggregation {
                 )?;
                 pools[call].push(accumulators.evaluate(round_groups)?);
             }
-            let emptied: Vec<usize> = (start..end)
-                .filter(|&p| outcomes[p] == Outcome::Emptied)
-                .map(|p| group_at[p])
-                .collect();
+            // Only retractions empty a group.
+            let emptied: Vec<usize> = match retracting {
+                Some(_) => (start..end)
+                    .filter(|&p| outcomes[p] == Outcome::Emptied)
+                    .map(|p| group_at[p])
+                    .collect(),
+                None => Vec::new(),
+            };
             if !emptied.is_empty() {
                 for accumulators in &mut self.accumulators {
                     accumulators.clear(&emptied);
@@ -287,6 +278,59 @@ impl UpdatingAggregation {
         }
         columns.push(changelog::kinds_array(&kinds));
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
+    }
+
+    /// Counts a round's rows into their groups (`retracts(i)`: whether the `i`-th takes its
+    /// row back) and says what each did; the rows each call adds and retracts.
+    fn count_changes(
+        &mut self,
+        groups: &[usize],
+        retracts: impl Fn(usize) -> bool,
+        outcomes: &mut [Outcome],
+    ) -> (BooleanBuffer, BooleanBuffer) {
+        let mut add = BooleanBufferBuilder::new(groups.len());
+        let mut retract = BooleanBufferBuilder::new(groups.len());
+        for (at, &group) in groups.iter().enumerate() {
+            let back = retracts(at);
+            let exists = self.counts[group] > 0;
+            // Taking back a row of a group that is not there: dropped (Flink's rule).
+            let dropped = back && !exists;
+            add.append(!back);
+            retract.append(back && !dropped);
+            if dropped {
+                continue;
+            }
+            self.counts[group] += if back { -1 } else { 1 };
+            outcomes[at] = if !exists {
+                Outcome::Created
+            } else if self.counts[group] == 0 {
+                Outcome::Emptied
+            } else {
+                Outcome::Changed
+            };
+        }
+        (add.finish(), retract.finish())
+    }
+
+    /// `count_changes` for insert-only input: every row adds.
+    fn count_inserts(
+        &mut self,
+        groups: &[usize],
+        outcomes: &mut [Outcome],
+    ) -> (BooleanBuffer, BooleanBuffer) {
+        for (outcome, &group) in outcomes.iter_mut().zip(groups) {
+            let count = &mut self.counts[group];
+            *outcome = if *count == 0 {
+                Outcome::Created
+            } else {
+                Outcome::Changed
+            };
+            *count += 1;
+        }
+        (
+            BooleanBuffer::new_set(groups.len()),
+            BooleanBuffer::new_unset(groups.len()),
+        )
     }
 
     /// Whether each row that may have changed its group's result did.
