@@ -23,6 +23,11 @@ const ROWS_FRAME: &str = "SELECT k, ts, word, \
      COUNT(*) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) AS n \
      FROM events";
 
+/// Without PARTITION BY: one processor, one key.
+const UNPARTITIONED: &str = "SELECT k, ts, \
+     COUNT(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND PRECEDING AND CURRENT ROW) AS n \
+     FROM events";
+
 const ROWS: usize = 2000;
 
 fn over_session(partitions: usize) -> (Session, udf_runtime::Feed) {
@@ -108,4 +113,9 @@ async fn a_range_over_window_restored_from_a_savepoint_goes_on_where_it_stood() 
 #[tokio::test]
 async fn a_rows_over_window_restored_from_a_savepoint_goes_on_where_it_stood() {
     restored_runs_equal_the_whole("over-rows", ROWS_FRAME).await;
+}
+
+#[tokio::test]
+async fn an_over_window_without_partition_by_restored_from_a_savepoint_goes_on_where_it_stood() {
+    restored_runs_equal_the_whole("over-whole", UNPARTITIONED).await;
 }

@@ -15,6 +15,9 @@ fn mix(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 }
 
 static MIX_PRIM_CALLS: AtomicUsize = AtomicUsize::new(0);
+/// Held by each test that calls `MixPrim`, so the one counting its calls counts only its own
+/// (the tests run at once).
+static MIX_PRIM_USE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The same over primitive arguments: strict, so never called for NULL.
 #[scalar_function(name = "MixPrim")]
@@ -44,6 +47,7 @@ fn greet(
 
 #[tokio::test]
 async fn scalar_null_handling() {
+    let _only_user = MIX_PRIM_USE.lock().await;
     let case = load("scalar_null_handling");
     let session = session(&case);
     session.register(mix).unwrap();
@@ -57,6 +61,7 @@ async fn scalar_null_handling() {
 /// rule 2 of docs/semantics.md): a NULL argument gives NULL and the function is not called for that row.
 #[tokio::test]
 async fn primitive_parameters_are_strict_instead_of_rejected() {
+    let _only_user = MIX_PRIM_USE.lock().await;
     let case = load("scalar_null_handling");
     let session = session(&case);
     session.register(mix_prim).unwrap();
