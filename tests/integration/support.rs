@@ -260,6 +260,17 @@ pub fn harness_on_test_backend(mut builder: PtfHarnessBuilder) -> PtfHarnessBuil
     builder
 }
 
+/// Puts `session`'s state on the disk backend under `root`, within `budget`.
+pub fn use_disk(session: &Session, root: &std::path::Path, budget: &str) {
+    session.set_option("state.backend.type", "fjall").unwrap();
+    session
+        .set_option("state.backend.fjall.localdir", root.to_str().unwrap())
+        .unwrap();
+    session
+        .set_option("state.backend.fjall.memory-budget", budget)
+        .unwrap();
+}
+
 /// The session options that put PTF state on `backend`.
 fn backend_options(backend: Backend) -> Vec<(&'static str, String)> {
     match backend {

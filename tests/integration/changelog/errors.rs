@@ -112,27 +112,6 @@ async fn a_changelog_table_with_its_own_op_column_is_refused() {
     assert!(error.contains("has a column named `op`"), "{error}");
 }
 
-/// The updating GROUP BY keeps its groups in memory: with the disk backend chosen it says
-/// so instead of ignoring the choice.
-#[tokio::test]
-async fn the_disk_backend_is_refused_by_the_updating_group_by() {
-    let session = session(1);
-    let _feed = changelog_table(&session);
-    session.set_option("state.backend.type", "fjall").unwrap();
-    let error = session
-        .sql("SELECT k, COUNT(*) FROM t GROUP BY k")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.contains("keeps its groups in memory so far"),
-        "{error}"
-    );
-}
-
 /// A GROUP BY over an insert-only stream is where the changelog a join refuses comes from.
 #[tokio::test]
 async fn an_error_names_the_group_by_that_made_the_changelog() {

@@ -6,6 +6,7 @@ mod errors;
 mod group_by;
 mod insert;
 mod materialize;
+mod on_disk;
 
 use std::sync::Arc;
 

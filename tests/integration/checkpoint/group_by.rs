@@ -81,10 +81,68 @@ async fn whole_changelog(input: &RecordBatch) -> BTreeMap<String, Vec<String>> {
     changes(&output_of(&session, feed, GROUP_BY, input, 50).await)
 }
 
+/// How the sessions of [`across_a_savepoint`] are made: the partitions before and after,
+/// and what each session is set up with (`true` for the one restored).
+struct Runs<'a> {
+    before: usize,
+    after: usize,
+    setup: &'a dyn Fn(&Session, bool),
+}
+
+/// Runs `GROUP_BY` over the first half of `input` in a session of `runs.before` partitions,
+/// stops it at a savepoint under `dir`, and restores it in a session of `runs.after` that
+/// gets the rest from the position saved: each group's changes of both runs, and that
+/// position.
+async fn across_a_savepoint(
+    input: &RecordBatch,
+    dir: &std::path::Path,
+    runs: Runs<'_>,
+    rows_per_batch: usize,
+) -> (BTreeMap<String, Vec<String>>, usize) {
+    let rows = input.num_rows();
+    let (session, feed) = t_session(runs.before);
+    (runs.setup)(&session, false);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let uid = uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await;
+    assert!(uid.starts_with("group-by-"), "{uid}");
+    let drained = running(&session, GROUP_BY).await;
+    send(&feed, input, 0..rows / 2, rows_per_batch).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    let first = drained.await.unwrap();
+    let position = Checkpoint::find(&savepoint, &uid)
+        .unwrap()
+        .position("t")
+        .unwrap() as usize;
+    assert!(position > 0 && position <= rows / 2, "{position}");
+
+    let (session, feed) = t_session(runs.after);
+    (runs.setup)(&session, true);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await,
+        uid,
+        "the uid is the query's"
+    );
+    let drained = running(&session, GROUP_BY).await;
+    send(&feed, input, position..rows, rows_per_batch).await;
+    feed.close();
+    let second = drained.await.unwrap();
+
+    let mut combined = changes(&first);
+    for (key, rows) in changes(&second) {
+        combined.entry(key).or_default().extend(rows);
+    }
+    (combined, position)
+}
+
 #[tokio::test]
 async fn a_group_by_restored_from_a_savepoint_goes_on_where_it_stood() {
     let input = changes_input();
-    let rows = input.num_rows();
     let expected = whole_changelog(&input).await;
     assert_eq!(expected.len(), 8);
     // `z` empties twelve times, on both sides of the savepoint.
@@ -95,44 +153,69 @@ async fn a_group_by_restored_from_a_savepoint_goes_on_where_it_stood() {
 
     for (before, after) in [(2, 2), (2, 3), (3, 1)] {
         let dir = scratch(&format!("group-by-{before}-{after}"));
-        let (session, feed) = t_session(before);
-        checkpoint_every(&session, "1 h", &dir.join("periodic"));
-        let uid = uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await;
-        assert!(uid.starts_with("group-by-"), "{uid}");
-        let drained = running(&session, GROUP_BY).await;
-        send(&feed, &input, 0..rows / 2, 50).await;
-        let savepoint = session
-            .stop_with_savepoint(&uid, dir.join("savepoints"))
-            .await
-            .unwrap();
-        let first = drained.await.unwrap();
-        let position = Checkpoint::find(&savepoint, &uid)
-            .unwrap()
-            .position("t")
-            .unwrap() as usize;
-        assert!(position > 0 && position <= rows / 2, "{position}");
-
-        let (session, feed) = t_session(after);
-        session
-            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
-            .unwrap();
-        assert_eq!(
-            uid_of(&session, GROUP_BY, "UpdatingAggregateExec").await,
-            uid,
-            "the uid is the query's"
-        );
-        let drained = running(&session, GROUP_BY).await;
-        send(&feed, &input, position..rows, 50).await;
-        feed.close();
-        let second = drained.await.unwrap();
-
-        let mut combined = changes(&first);
-        for (key, rows) in changes(&second) {
-            combined.entry(key).or_default().extend(rows);
-        }
+        let runs = Runs {
+            before,
+            after,
+            setup: &|_, _| {},
+        };
+        let (combined, position) = across_a_savepoint(&input, &dir, runs, 50).await;
         assert_eq!(
             combined, expected,
             "{before} → {after} partitions, stopped at row {position}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// 1,500 keys, four rows each and every fourth taken back (`-D` of the key's row before).
+fn many_keys_input() -> RecordBatch {
+    let value = |i: usize| ((i * 37) % 101) as i64;
+    let weight = |i: usize| (i % 3 + 1) as i32;
+    let rows: Vec<(&str, usize, i64, i32)> = (0..6_000)
+        .map(|i| match i % 4 == 3 && i >= 1_500 {
+            true => ("-D", i % 1_500, value(i - 1_500), weight(i - 1_500)),
+            false => ("+I", i % 1_500, value(i), weight(i)),
+        })
+        .collect();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| format!("k{}", r.1)),
+        )),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2))),
+        Arc::new(udf_core::arrow::array::Int32Array::from_iter_values(
+            rows.iter().map(|r| r.3),
+        )),
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+    ];
+    RecordBatch::try_new(Arc::new(changelog::with_row_kind(&t_schema())), columns).unwrap()
+}
+
+/// With the disk backend at a budget that holds a couple of groups per partition, almost
+/// every group is on disk when the savepoint is taken: the savepoint holds them too, and a
+/// run restored from it, on disk or in memory, goes on as the uninterrupted run.
+#[tokio::test]
+async fn a_savepoint_holds_the_groups_on_disk() {
+    let input = many_keys_input();
+    let expected = whole_changelog(&input).await;
+    assert_eq!(expected.len(), 1_500);
+    for (after, restored_on_disk) in [(3, true), (1, false)] {
+        let dir = scratch(&format!("group-by-disk-{after}"));
+        let state = dir.join("state");
+        let setup = |session: &Session, restored: bool| {
+            if !restored || restored_on_disk {
+                crate::support::use_disk(session, &state, "256 kb");
+            }
+        };
+        let runs = Runs {
+            before: 2,
+            after,
+            setup: &setup,
+        };
+        let (combined, position) = across_a_savepoint(&input, &dir, runs, 100).await;
+        assert!(position > 1_500, "{position}");
+        assert_eq!(
+            combined, expected,
+            "2 → {after} partitions (restored on disk: {restored_on_disk}), stopped at row {position}"
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -75,6 +75,30 @@ pub const AGG_STREAM: Workload = Workload {
     ..Workload::PLAIN
 };
 
+/// `agg_stream` over a million keys (ten rows each), in memory: what the disk backend's run
+/// of the same input is measured against.
+pub const AGG_STREAM_1M: Workload = Workload {
+    name: "agg_stream_1m",
+    sql: "SELECT k, wavg(v, w) FROM (SELECT id % 1000000 AS k, id AS v, id % 7 + 1 AS w FROM fed) GROUP BY k",
+    baseline: None,
+    ..AGG_STREAM
+};
+
+fn wavg_on_disk(session: &Session) -> Result<()> {
+    register_wavg(session)?;
+    session.set_option("state.backend.type", "fjall")?;
+    // About a tenth of the million groups fits.
+    session.set_option("state.backend.fjall.memory-budget", "8 mb")
+}
+
+/// `agg_stream_1m` with its groups on disk, the budget holding about a tenth of them.
+pub const AGG_STREAM_DISK_1M: Workload = Workload {
+    name: "agg_stream_disk_1m",
+    setup: wavg_on_disk,
+    baseline: Some("agg_stream_1m"),
+    ..AGG_STREAM_1M
+};
+
 fn register_keyed_wavg(session: &Session) -> Result<()> {
     super::ptf::register_keyed_times(session, udf_runtime::WatermarkEmission::EveryBatch)?;
     register_wavg(session)

@@ -82,6 +82,8 @@ pub const ALL: &[Workload] = &[
     aggregate::AGG,
     aggregate::AGG_BUILTIN,
     aggregate::AGG_STREAM,
+    aggregate::AGG_STREAM_1M,
+    aggregate::AGG_STREAM_DISK_1M,
     aggregate::TUMBLE_AGG,
     table::SPLIT,
     table::SPLIT_BUILTIN,

@@ -160,7 +160,6 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             ))));
         }
         if let Some(node) = node.as_any().downcast_ref::<UpdatingAggregateNode>() {
-            groups_in_memory(session, "a GROUP BY over a stream or a changelog")?;
             let calls = node
                 .calls
                 .iter()
@@ -180,6 +179,11 @@ impl ExtensionPlanner for UdfExtensionPlanner {
         let Some(node) = node.as_any().downcast_ref::<TableAggregateNode>() else {
             return Ok(None);
         };
+        if datafusion::physical_plan::ExecutionPlanProperties::boundedness(&physical_inputs[0])
+            .is_unbounded()
+        {
+            groups_in_memory(session, "a table aggregate over a stream")?;
+        }
         Ok(Some(Arc::new(TableAggregateExec::new(
             physical_inputs[0].clone(),
             physical(&node.group_by)?,

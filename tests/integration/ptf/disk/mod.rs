@@ -8,10 +8,9 @@ mod map_view;
 mod timers;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use udf_runtime::Session;
 
 /// A root directory of the test's own, empty.
 fn scratch(name: &str) -> PathBuf {
@@ -20,15 +19,7 @@ fn scratch(name: &str) -> PathBuf {
     root
 }
 
-fn use_disk(session: &Session, root: &Path, budget: &str) {
-    session.set_option("state.backend.type", "fjall").unwrap();
-    session
-        .set_option("state.backend.fjall.localdir", root.to_str().unwrap())
-        .unwrap();
-    session
-        .set_option("state.backend.fjall.memory-budget", budget)
-        .unwrap();
-}
+pub(super) use crate::support::use_disk;
 
 /// Set in a child process started by [`in_child`].
 const CHILD: &str = "UDF_DISK_CHILD";

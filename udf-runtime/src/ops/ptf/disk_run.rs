@@ -1,9 +1,7 @@
-//! The disk store of an exec's run, with the disk backend: made by the first processor that
-//! asks, shared by the others (each in its own keyspace), closed and removed when the last
-//! one is done. A processor asking for a keyspace the current run already gave out starts a
-//! new run, as the router does.
+//! The disk store of a PTF's run, with the disk backend (one for all its processors,
+//! `streaming/state/disk/shared_run.rs`), and each processor's part of the memory budget.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use datafusion::common::Result;
 use udf_core::StateKind;
@@ -11,6 +9,7 @@ use udf_core::StateKind;
 use super::call::PtfCall;
 use crate::session::state_backend::StateBackendConfig;
 use crate::streaming::state::disk::dir::StateDir;
+use crate::streaming::state::disk::shared_run::SharedRun;
 use crate::streaming::state::disk::store::{DiskStore, StoreMemory};
 use crate::streaming::state::disk::ttl::TtlTable;
 
@@ -26,8 +25,7 @@ pub struct DiskShare {
 
 #[derive(Debug, Default)]
 pub struct DiskRuns {
-    /// The current run's store and the keyspaces it gave out.
-    current: Mutex<Option<(Weak<DiskStore>, Vec<bool>)>>,
+    current: SharedRun,
 }
 
 impl DiskRuns {
@@ -43,25 +41,9 @@ impl DiskRuns {
         if config.backend != crate::session::state_backend::BackendType::Fjall {
             return Ok(None);
         }
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        let reusable = current.as_mut().and_then(|(run, taken)| {
-            let run = run.upgrade()?;
-            let slot = taken.get_mut(processor)?;
-            (!*slot).then(|| {
-                *slot = true;
-                run
-            })
-        });
-        let run = match reusable {
-            Some(run) => run,
-            None => {
-                let run = Arc::new(open_run(call, config, processors)?);
-                let mut taken = vec![false; processors.max(processor + 1)];
-                taken[processor] = true;
-                *current = Some((Arc::downgrade(&run), taken));
-                run
-            }
-        };
+        let run = self
+            .current
+            .store_for(processor, processors, || open_run(call, config, processors))?;
         // The store's part of the budget is set aside (see `store_memory`).
         let store = store_memory(config, processors, keyspaces(call));
         let memtables = 2 * store.memtable * (processors.max(1) * keyspaces(call)) as u64;

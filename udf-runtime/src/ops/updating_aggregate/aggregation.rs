@@ -33,6 +33,7 @@ use udf_core::RowKind;
 
 use super::aggregator::Aggregator;
 use super::calls::{Call, key_ids};
+use super::on_disk::GroupsOnDisk;
 use crate::changelog;
 
 /// What one input row does to its group.
@@ -61,10 +62,14 @@ pub(super) struct UpdatingAggregation {
     /// Compares results before and after a row.
     results: RowConverter,
     schema: SchemaRef,
+    /// The input's schema, for a fresh key table (`on_disk.rs`).
+    pub(super) input: SchemaRef,
     /// Per group, reused across batches: rows of the batch so far, and the position of the
     /// last one (zeroed again after each batch).
-    seen: Vec<u32>,
-    last_position: Vec<u32>,
+    pub(super) seen: Vec<u32>,
+    pub(super) last_position: Vec<u32>,
+    /// With the disk backend: the groups moved out of memory (`on_disk.rs`).
+    pub(super) disk: Option<GroupsOnDisk>,
 }
 
 impl UpdatingAggregation {
@@ -94,13 +99,27 @@ impl UpdatingAggregation {
             counts: Vec::new(),
             results,
             schema,
+            input: Arc::new(input.clone()),
             seen: Vec::new(),
             last_position: Vec::new(),
+            disk: None,
         })
+    }
+
+    /// Keeps the groups beyond the memory budget on disk.
+    pub(super) fn with_disk(mut self, disk: GroupsOnDisk) -> Self {
+        self.disk = Some(disk);
+        self
     }
 
     /// Folds a batch in; the changelog rows it causes, if any.
     pub(super) fn push(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        let output = self.fold_batch(batch)?;
+        self.move_out_if_full()?;
+        Ok(output)
+    }
+
+    fn fold_batch(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
         let rows = batch.num_rows();
         if rows == 0 {
             return Ok(None);
@@ -121,7 +140,9 @@ impl UpdatingAggregation {
                 1
             }
         };
+        let resident_before = self.counts.len();
         self.counts.resize(total_groups, 0);
+        self.move_in(&keys, &groups, resident_before)?;
         let retracting = match self.op {
             Some(op) => Some(changelog::retractions(
                 batch.column(op),

@@ -1,7 +1,8 @@
 //! `UpdatingAggregateExec`: an updating GROUP BY over its input partitions, hash-partitioned
 //! by the group keys so each partition holds whole groups (all rows in one partition without
 //! keys). Every input batch may emit changelog rows, in its rows' order. With checkpoints
-//! the exec routes its input itself and saves its groups (`checkpointed.rs`).
+//! the exec routes its input itself and saves its groups (`checkpointed.rs`); with the disk
+//! backend its partitions share a store for the groups beyond the budget (`on_disk.rs`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use datafusion::common::{Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
@@ -23,10 +25,16 @@ use futures::stream::BoxStream;
 use super::aggregation::UpdatingAggregation;
 use super::calls::Call;
 use super::checkpointed::Partition;
+use super::on_disk::{GroupsOnDisk, OnDiskMetrics};
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::{Router, RouterInput};
+use crate::session::state_backend::{BackendType, StateBackendConfig};
+use crate::streaming::state::disk::dir::StateDir;
+use crate::streaming::state::disk::shared_run::SharedRun;
+use crate::streaming::state::disk::store::{DiskStore, StoreMemory};
+use crate::streaming::state::disk::ttl::TtlTable;
 
 #[derive(Debug)]
 pub struct UpdatingAggregateExec {
@@ -39,6 +47,9 @@ pub struct UpdatingAggregateExec {
     router: Option<Arc<Router>>,
     /// Its output goes to a committing sink, whose answers its checkpoints wait for.
     committing_sink: bool,
+    /// The disk store of the current run, with the disk backend (`on_disk.rs`).
+    disk: Arc<SharedRun>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl UpdatingAggregateExec {
@@ -67,6 +78,8 @@ impl UpdatingAggregateExec {
             properties,
             router: None,
             committing_sink: false,
+            disk: Arc::default(),
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 
@@ -90,6 +103,8 @@ impl UpdatingAggregateExec {
             properties: self.properties.clone(),
             router: Some(Arc::new(router)),
             committing_sink,
+            disk: Arc::default(),
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 
@@ -112,18 +127,64 @@ impl UpdatingAggregateExec {
         self.properties.output_partitioning().partition_count()
     }
 
-    fn aggregation(&self) -> Result<UpdatingAggregation> {
-        UpdatingAggregation::new(
+    fn aggregation(&self, partition: usize, context: &TaskContext) -> Result<UpdatingAggregation> {
+        let aggregation = UpdatingAggregation::new(
             self.keys.clone(),
             self.calls.clone(),
             &self.input.schema(),
             self.schema.clone(),
-        )
+        )?;
+        Ok(match self.groups_on_disk(partition, context)? {
+            Some(disk) => aggregation.with_disk(disk),
+            None => aggregation,
+        })
     }
 
-    fn partition(&self) -> Result<Partition> {
+    /// Partition `partition`'s groups on disk, with the disk backend. Without keys there is
+    /// one group, which stays in memory.
+    fn groups_on_disk(
+        &self,
+        partition: usize,
+        context: &TaskContext,
+    ) -> Result<Option<GroupsOnDisk>> {
+        let config = StateBackendConfig::of(context.session_config().options());
+        if config.backend != BackendType::Fjall || self.keys.is_empty() {
+            return Ok(None);
+        }
+        let partitions = self.partitions().max(1) as u64;
+        // As for a PTF: a quarter of the budget for the store's block cache, an eighth for
+        // its memtables; the groups in memory share the rest.
+        let memory = StoreMemory {
+            cache: config.memory_budget / 4,
+            memtable: (config.memory_budget / 16 / partitions).max(64 << 10),
+        };
+        let run = self.disk.store_for(partition, self.partitions(), || {
+            let name = self.target().uid;
+            let dir = StateDir::create(&config.root(), &name, None, config.keep_directory)?;
+            DiskStore::open(dir, TtlTable::new(Vec::new()), memory)
+        })?;
+        let budget = config
+            .memory_budget
+            .saturating_sub(memory.cache + 2 * memory.memtable * partitions)
+            / partitions;
+        let input = self.input.schema();
+        let key_types = self
+            .keys
+            .iter()
+            .map(|key| key.data_type(&input))
+            .collect::<Result<Vec<_>>>()?;
+        let metrics = OnDiskMetrics {
+            moved_out: MetricBuilder::new(&self.metrics).counter("groups_moved_out", partition),
+            moved_in: MetricBuilder::new(&self.metrics).counter("groups_moved_in", partition),
+        };
+        Ok(Some(GroupsOnDisk::new(
+            run, partition, budget, key_types, metrics,
+        )?))
+    }
+
+    fn partition(&self, partition: usize, context: &TaskContext) -> Result<Partition> {
         Ok(Partition {
-            aggregation: self.aggregation()?,
+            aggregation: self.aggregation(partition, context)?,
             name: self.computes(),
         })
     }
@@ -153,7 +214,8 @@ impl KeyedExec for UpdatingAggregateExec {
             return internal_err!("a GROUP BY without checkpoints has no barriers");
         };
         let partitions = self.partitions();
-        operator::run_flow(self.partition()?, router, partition, partitions, context)
+        let operator = self.partition(partition, &context)?;
+        operator::run_flow(operator, router, partition, partitions, context)
     }
 
     fn keyed_input(&self) -> &Arc<dyn ExecutionPlan> {
@@ -194,6 +256,10 @@ impl ExecutionPlan for UpdatingAggregateExec {
             Distribution::KeyPartitioned(self.keys.clone())
         };
         InputDistributionRequirements::new(vec![distribution])
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
@@ -239,7 +305,7 @@ impl ExecutionPlan for UpdatingAggregateExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         if let Some(router) = &self.router {
-            let (operator, partitions) = (self.partition()?, self.partitions());
+            let (operator, partitions) = (self.partition(partition, &context)?, self.partitions());
             return operator::run(
                 operator,
                 router,
@@ -249,8 +315,8 @@ impl ExecutionPlan for UpdatingAggregateExec {
                 context,
             );
         }
+        let aggregation = self.aggregation(partition, &context)?;
         let input = self.input.execute(partition, context)?;
-        let aggregation = self.aggregation()?;
         let stream = futures::stream::unfold(
             (input, aggregation),
             |(mut input, mut aggregation)| async move {

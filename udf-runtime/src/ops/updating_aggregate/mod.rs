@@ -7,7 +7,9 @@
 //! aggregation row by row in vectorized rounds (`aggregation.rs`), the exec (`exec.rs`), and
 //! under checkpoints a partition as a keyed operator (`checkpointed.rs`) whose live groups a
 //! checkpoint saves (`snapshot.rs`; the built-ins' saved shapes in `saved.rs`, with
-//! `value_counts.rs` for MIN/MAX and DISTINCT).
+//! `value_counts.rs` for MIN/MAX and DISTINCT). With the disk backend the groups beyond the
+//! memory budget wait on disk in their saved form (`on_disk.rs`; which stay in memory:
+//! `residency.rs`).
 
 mod aggregation;
 pub(crate) mod aggregator;
@@ -17,6 +19,8 @@ mod checkpointed;
 mod distinct;
 pub mod exec;
 pub mod node;
+mod on_disk;
+mod residency;
 mod saved;
 mod snapshot;
 mod value_counts;

@@ -1,7 +1,8 @@
-//! Checkpoints of an updating GROUP BY: its live groups (those holding rows) as one Arrow
-//! batch in the IPC stream format — the key columns, the row count of each group, and one
+//! Checkpoints of an updating GROUP BY: its live groups (those holding rows) as Arrow
+//! batches in the IPC stream format — the key columns, the row count of each group, and one
 //! column per aggregate call with its accumulators as the call saves them. Groups that
-//! emptied are not saved, so a restored run forgets their keys. A restore into another
+//! emptied are not saved, so a restored run forgets their keys. With the disk backend the
+//! groups on disk follow those in memory, a batch per few thousand. A restore into another
 //! partition count keeps the groups routed to this partition.
 
 use std::sync::Arc;
@@ -23,13 +24,35 @@ const FORMAT: &str = "1";
 const FORMAT_KEY: &str = "udf.updating_aggregate.format";
 
 impl UpdatingAggregation {
-    /// Every live group's key, row count and accumulators, as bytes.
+    /// Every live group's key, row count and accumulators, as bytes; with the disk backend
+    /// those of the groups on disk too, in batches after the groups in memory.
     pub(super) fn snapshot(&mut self) -> Result<Vec<u8>> {
+        let resident = self.saved_live()?;
+        let schema = resident.schema();
+        let mut bytes = Vec::new();
+        let mut writer = StreamWriter::try_new(&mut bytes, &schema)?;
+        writer.write(&resident)?;
+        if let Some(disk) = &self.disk {
+            disk.each_saved(&schema, |batch| Ok(writer.write(&batch)?))?;
+        }
+        writer.finish()?;
+        drop(writer);
+        Ok(bytes)
+    }
+
+    /// Every live group in memory as a saved batch: its key columns, its row count, and each
+    /// call's saved accumulators.
+    fn saved_live(&mut self) -> Result<RecordBatch> {
+        let live = UInt32Array::from_iter_values(
+            (0..self.counts.len() as u32).filter(|&g| self.counts[g as usize] > 0),
+        );
+        self.saved(&live)
+    }
+
+    /// The saved batch of the listed groups.
+    pub(super) fn saved(&mut self, groups: &UInt32Array) -> Result<RecordBatch> {
         let keys = self.key_columns()?;
         let total_groups = self.counts.len();
-        let live = UInt32Array::from_iter_values(
-            (0..total_groups as u32).filter(|&g| self.counts[g as usize] > 0),
-        );
         let mut fields = Vec::new();
         let mut columns = Vec::new();
         for (index, key) in keys.iter().enumerate() {
@@ -38,10 +61,10 @@ impl UpdatingAggregation {
                 key.data_type().clone(),
                 true,
             ));
-            columns.push(take(key, &live, None)?);
+            columns.push(take(key, groups, None)?);
         }
         fields.push(Field::new("rows", DataType::Int64, false));
-        columns.push(take(&Int64Array::from(self.counts.clone()), &live, None)?);
+        columns.push(take(&Int64Array::from(self.counts.clone()), groups, None)?);
         for (index, accumulators) in self.accumulators.iter_mut().enumerate() {
             let saved = accumulators.save(total_groups)?;
             fields.push(Field::new(
@@ -49,17 +72,11 @@ impl UpdatingAggregation {
                 saved.data_type().clone(),
                 true,
             ));
-            columns.push(take(&saved, &live, None)?);
+            columns.push(take(&saved, groups, None)?);
         }
         let metadata = [(FORMAT_KEY.to_owned(), FORMAT.to_owned())].into();
         let schema = Arc::new(Schema::new_with_metadata(fields, metadata));
-        let batch = RecordBatch::try_new(schema.clone(), columns)?;
-        let mut bytes = Vec::new();
-        let mut writer = StreamWriter::try_new(&mut bytes, &schema)?;
-        writer.write(&batch)?;
-        writer.finish()?;
-        drop(writer);
-        Ok(bytes)
+        Ok(RecordBatch::try_new(schema, columns)?)
     }
 
     /// Takes the groups of `snapshot` (those `keep` says are this partition's, when given),
@@ -78,11 +95,17 @@ impl UpdatingAggregation {
             let batch =
                 batch.map_err(|e| exec_datafusion_err!("the saved groups do not read: {e}"))?;
             self.restore_batch(batch, keep)?;
+            // A snapshot larger than the memory budget goes back to disk as it is read.
+            self.move_out_if_full()?;
         }
         Ok(())
     }
 
-    fn restore_batch(&mut self, batch: RecordBatch, keep: Option<&KeepKeys<'_>>) -> Result<()> {
+    pub(super) fn restore_batch(
+        &mut self,
+        batch: RecordBatch,
+        keep: Option<&KeepKeys<'_>>,
+    ) -> Result<()> {
         let width = self.keys.len();
         let expected = width + 1 + self.calls.len();
         if batch.num_columns() != expected {
@@ -127,6 +150,9 @@ impl UpdatingAggregation {
         for (index, accumulators) in self.accumulators.iter_mut().enumerate() {
             let saved = batch.column(width + 1 + index);
             self.calls[index].restore_into(accumulators.as_mut(), saved, &groups, total_groups)?;
+        }
+        if let Some(disk) = &mut self.disk {
+            disk.touch(&groups, total_groups);
         }
         Ok(())
     }

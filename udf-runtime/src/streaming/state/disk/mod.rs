@@ -1,4 +1,5 @@
-//! State on local disk: an embedded LSM store (fjall) per PTF run, a keyspace per processor.
+//! State on local disk: an embedded LSM store (fjall) per run of a PTF or an updating GROUP
+//! BY, a keyspace per processor.
 //! The keyed-state unit's disk backend keeps the state of keys beyond its memory budget here;
 //! the in-memory stores are the cache of the keys in use (`docs/architecture.md`, "State on
 //! disk").
@@ -14,6 +15,7 @@
 //! - `timers.rs`: the timers of keys on disk, in firing order.
 //! - `sorted_reads.rs`: the keys arriving with a batch read back together, in key order.
 //! - `write_set.rs`: the writes of a move out, written together.
+//! - `shared_run.rs`: one store for the processors of an exec's run.
 //! - `moved_out.rs`: a filter of the keys moved out, so a new key is not looked for on disk.
 //! - `victims.rs`: which resident keys move out (about the least recently used).
 //! - `residency.rs`: which keys are in memory, and moving keys (value state, timers) in and
@@ -25,6 +27,7 @@ pub mod items;
 pub mod layout;
 pub mod moved_out;
 pub mod residency;
+pub mod shared_run;
 pub mod sorted_reads;
 pub mod store;
 pub mod timers;

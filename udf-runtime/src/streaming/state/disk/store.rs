@@ -1,5 +1,6 @@
-//! The disk store of one PTF run: a fjall database in the run's directory, and a keyspace per
-//! processor (processors never share keys, so they never contend for one tree).
+//! The disk store of one run of a PTF or an updating GROUP BY: a fjall database in the run's
+//! directory, and a keyspace per processor (processors never share keys, so they never
+//! contend for one tree).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -97,6 +98,12 @@ impl DiskStore {
     /// those without reading a block (without them `ptf_mapview_disk` ran at half speed).
     pub fn items(&self, processor: usize) -> Result<ProcessorStore> {
         self.keyspace(&format!("i{processor}"), false)
+    }
+
+    /// The store of an updating GROUP BY processor's groups moved out of memory. A new
+    /// group is looked for before it is created, and finds nothing: bloom filters answer.
+    pub fn groups(&self, processor: usize) -> Result<ProcessorStore> {
+        self.keyspace(&format!("g{processor}"), false)
     }
 
     fn keyspace(&self, name: &str, reads_find: bool) -> Result<ProcessorStore> {

@@ -1,0 +1,133 @@
+//! Which groups of an updating GROUP BY stay in memory with the disk backend: those in
+//! memory are a cache of the groups in use, within the processor's share of the memory
+//! budget. When they outgrow it, all but the most recently used move out to disk
+//! (`on_disk.rs`). A batch's new groups are looked for there before it folds; a group found
+//! moves back in, and its entry goes.
+//!
+//! DataFusion's `GroupValues` cannot forget one key, so a move out rebuilds the groups that
+//! stay: it keeps half of what the budget holds, and its cost is spread over the groups that
+//! came in since. What a group takes in memory is measured at each move out — the key table's
+//! size and twice the saved accumulators (maps and vectors in memory carry spare capacity) —
+//! and sets how many groups the budget holds until the next.
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
+use datafusion::arrow::compute::{take, take_record_batch};
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::common::{Result, exec_err};
+
+use super::aggregation::UpdatingAggregation;
+use super::calls::{Call, key_ids};
+use super::on_disk::MIN_GROUPS;
+
+impl UpdatingAggregation {
+    /// Brings the groups of a batch that are new in memory (numbered from `resident_before`
+    /// on) back from disk, if they are there; `keys` and `groups` are the batch's.
+    pub(super) fn move_in(
+        &mut self,
+        keys: &[ArrayRef],
+        groups: &[usize],
+        resident_before: usize,
+    ) -> Result<()> {
+        let Some(disk) = &mut self.disk else {
+            return Ok(());
+        };
+        let total_groups = self.counts.len();
+        if disk.on_disk > 0 && total_groups > resident_before {
+            // The first row of each new group.
+            let mut first_row = vec![u32::MAX; total_groups - resident_before];
+            for (row, &group) in groups.iter().enumerate() {
+                if group >= resident_before && first_row[group - resident_before] == u32::MAX {
+                    first_row[group - resident_before] = row as u32;
+                }
+            }
+            let rows = UInt32Array::from(first_row);
+            let new_keys = keys
+                .iter()
+                .map(|key| Ok(take(key, &rows, None)?))
+                .collect::<Result<Vec<_>>>()?;
+            if let Some((found, saved)) = disk.take_out(&new_keys)? {
+                let found: Vec<usize> = found.iter().map(|&at| resident_before + at).collect();
+                let Some(counts) = saved[0].as_primitive_opt::<Int64Type>() else {
+                    return exec_err!("row counts on disk read as {}", saved[0].data_type());
+                };
+                for (&group, &count) in found.iter().zip(counts.values()) {
+                    self.counts[group] = count;
+                }
+                for (index, accumulators) in self.accumulators.iter_mut().enumerate() {
+                    self.calls[index].restore_into(
+                        accumulators.as_mut(),
+                        &saved[1 + index],
+                        &found,
+                        total_groups,
+                    )?;
+                }
+            }
+        }
+        disk.touch(groups, total_groups);
+        Ok(())
+    }
+
+    /// Moves groups out to disk when those in memory outgrow the budget.
+    pub(super) fn move_out_if_full(&mut self) -> Result<()> {
+        let resident = self.counts.len();
+        match &self.disk {
+            Some(disk) if resident > disk.limit => {}
+            _ => return Ok(()),
+        }
+        let live: Vec<u32> = (0..resident as u32)
+            .filter(|&g| self.counts[g as usize] > 0)
+            .collect();
+        let saved = self.saved(&UInt32Array::from(live.clone()))?;
+        let key_table = self.group_values.as_ref().map_or(0, |v| v.size());
+        let Some(disk) = &mut self.disk else {
+            return Ok(());
+        };
+        let bytes = key_table as u64 + 2 * saved.get_array_memory_size() as u64;
+        let per_group = (bytes / resident as u64).max(1);
+        disk.limit = usize::try_from(disk.budget / per_group)
+            .unwrap_or(usize::MAX)
+            .max(MIN_GROUPS);
+        if resident <= disk.limit {
+            // The groups are smaller than was guessed: they all fit.
+            return Ok(());
+        }
+        // The most recently used stay, the rest move out; both keep their order.
+        let mut order: Vec<u32> = (0..live.len() as u32).collect();
+        let stay = (disk.limit / 2).min(order.len());
+        let last_used = &disk.last_used;
+        let recency = |&at: &u32| std::cmp::Reverse(last_used[live[at as usize] as usize]);
+        if stay < order.len() {
+            order.select_nth_unstable_by_key(stay, recency);
+        }
+        let (staying, leaving) = order.split_at_mut(stay);
+        staying.sort_unstable();
+        leaving.sort_unstable();
+        let staying_used: Vec<u64> = staying
+            .iter()
+            .map(|&at| last_used[live[at as usize] as usize])
+            .collect();
+        let width = self.keys.len();
+        disk.put(
+            &take_record_batch(&saved, &UInt32Array::from(leaving.to_vec()))?,
+            width,
+        )?;
+        let staying = take_record_batch(&saved, &UInt32Array::from(staying.to_vec()))?;
+        drop(saved);
+
+        // Start over with the groups that stay (fresh keys are numbered in order).
+        self.group_values = key_ids(&self.keys, &self.input)?;
+        self.accumulators = self
+            .calls
+            .iter()
+            .map(Call::accumulators)
+            .collect::<Result<_>>()?;
+        self.counts = Vec::new();
+        self.seen = Vec::new();
+        self.last_position = Vec::new();
+        self.restore_batch(staying, None)?;
+        if let Some(disk) = &mut self.disk {
+            disk.last_used = staying_used;
+        }
+        Ok(())
+    }
+}
