@@ -11,7 +11,6 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-
 /// A root directory of the test's own, empty.
 fn scratch(name: &str) -> PathBuf {
     let root = std::env::temp_dir().join(format!("udf-disk-test-{}-{name}", std::process::id()));

@@ -3,6 +3,12 @@
 //! as the store key, its row count and saved accumulators (as a checkpoint saves them) in
 //! the row format as the value — in the processor's keyspace of the run's store
 //! (`DiskStore::groups`). Which groups stay in memory and how they move is `residency.rs`.
+//!
+//! A group read back leaves its entry in the store (removing it would cost a write per
+//! group) and the copy in memory is the one that counts: moving the group out again
+//! overwrites the entry, and a group that empties in memory removes it when it leaves. A
+//! batch's groups are read in key order (`SortedReads`): groups that left together, as
+//! integer keys counting up do, are read by one scan.
 
 use std::sync::Arc;
 
@@ -12,6 +18,7 @@ use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::Result;
 use datafusion::physical_plan::metrics::Count;
 
+use crate::streaming::state::disk::sorted_reads::SortedReads;
 use crate::streaming::state::disk::store::{DiskStore, ProcessorStore};
 
 /// What a group is taken to need before the first measurement: little, so that the first
@@ -30,6 +37,7 @@ const INGEST_AT: usize = 1024;
 
 /// What a processor's groups on disk show in EXPLAIN ANALYZE.
 pub(crate) struct OnDiskMetrics {
+    /// Groups moved out of memory (not counting entries a checkpoint brought up to date).
     pub moved_out: Count,
     pub moved_in: Count,
 }
@@ -48,12 +56,15 @@ pub(crate) struct GroupsOnDisk {
     pub(super) budget: u64,
     /// Groups in memory before a move out.
     pub(super) limit: usize,
-    /// Groups on disk now.
-    pub(super) on_disk: usize,
+    /// Entries in the store (about: an entry overwritten counts again).
+    pub(super) entries: usize,
     /// For each group in memory, the number of the batch that last touched it.
     pub(super) last_used: Vec<u64>,
+    /// For each group in memory, whether the store holds an entry of it.
+    pub(super) copies: Vec<bool>,
+    reads: SortedReads,
     batches: u64,
-    metrics: OnDiskMetrics,
+    pub(super) metrics: OnDiskMetrics,
 }
 
 impl GroupsOnDisk {
@@ -73,8 +84,10 @@ impl GroupsOnDisk {
             limit: usize::try_from(budget / FIRST_GUESS_BYTES)
                 .unwrap_or(usize::MAX)
                 .max(MIN_GROUPS),
-            on_disk: 0,
+            entries: 0,
             last_used: Vec::new(),
+            copies: Vec::new(),
+            reads: SortedReads::default(),
             batches: 0,
             metrics,
         })
@@ -84,50 +97,63 @@ impl GroupsOnDisk {
     pub(super) fn touch(&mut self, groups: &[usize], total_groups: usize) {
         self.batches += 1;
         self.last_used.resize(total_groups, 0);
+        self.copies.resize(total_groups, false);
         for &group in groups {
             self.last_used[group] = self.batches;
         }
     }
 
-    /// Looks for the groups of `keys` (one row each) on disk and takes those found out of
-    /// the store: their positions in `keys`, and their saved columns (row count, then each
-    /// call's accumulators).
-    pub(super) fn take_out(
+    /// Looks for the groups of `keys` (one row each) in the store: the positions in `keys`
+    /// of those found, and their saved columns (row count, then each call's accumulators).
+    pub(super) fn read_back(
         &mut self,
         keys: &[ArrayRef],
     ) -> Result<Option<(Vec<usize>, Vec<ArrayRef>)>> {
         let Some(values) = &self.values else {
             return Ok(None);
         };
-        if self.on_disk == 0 {
+        if self.entries == 0 {
             return Ok(None);
         }
         let rows = self.keys.convert_columns(keys)?;
-        let mut found = Vec::new();
-        let mut entries = Vec::new();
-        for (position, key) in rows.iter().enumerate() {
-            if let Some(entry) = self.store.get(key.as_ref())? {
-                self.store.remove(key.as_ref())?;
-                found.push(position);
-                entries.push(entry);
-            }
-        }
+        let mut order: Vec<usize> = (0..rows.num_rows()).collect();
+        order.sort_unstable_by(|&a, &b| rows.row(a).cmp(&rows.row(b)));
+        let sorted: Vec<&[u8]> = order.iter().map(|&at| rows.row(at).data()).collect();
+        let (mut found, mut bytes, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+        self.reads.read(
+            &self.store,
+            &sorted,
+            |_| true,
+            |at, entry| {
+                found.push(order[at]);
+                bytes.extend_from_slice(entry);
+                ends.push(bytes.len());
+                Ok(())
+            },
+        )?;
         if found.is_empty() {
             return Ok(None);
         }
-        self.on_disk -= found.len();
         self.metrics.moved_in.add(found.len());
         let parser = values.parser();
-        let columns = values.convert_rows(entries.iter().map(|e| parser.parse(e)))?;
+        let entries = ends.iter().scan(0, |start, &end| {
+            let entry = &bytes[*start..end];
+            *start = end;
+            Some(parser.parse(entry))
+        });
+        let columns = values.convert_rows(entries)?;
         Ok(Some((found, columns)))
     }
 
-    /// Writes the groups of `saved` (a saved batch, `width` key columns first) to the store.
-    pub(super) fn put(&mut self, saved: &RecordBatch, width: usize) -> Result<()> {
-        if saved.num_rows() == 0 {
-            return Ok(());
-        }
-        let value_columns = &saved.columns()[width..];
+    /// Writes the groups of `leaving` (a saved batch, `width` key columns first) to the
+    /// store, and removes the entries of the groups whose keys `gone` holds.
+    pub(super) fn put(
+        &mut self,
+        leaving: &RecordBatch,
+        gone: &[ArrayRef],
+        width: usize,
+    ) -> Result<()> {
+        let value_columns = &leaving.columns()[width..];
         let values = match &mut self.values {
             Some(values) => values,
             None => self.values.insert(RowConverter::new(
@@ -137,25 +163,28 @@ impl GroupsOnDisk {
                     .collect(),
             )?),
         };
-        let keys = self.keys.convert_columns(&saved.columns()[..width])?;
+        let keys = self.keys.convert_columns(&leaving.columns()[..width])?;
         let entries = values.convert_columns(value_columns)?;
-        let mut writes: Vec<(&[u8], &[u8])> = keys
+        let gone = self.keys.convert_columns(gone)?;
+        let mut writes: Vec<(&[u8], Option<&[u8]>)> = keys
             .iter()
             .zip(entries.iter())
-            .map(|(key, entry)| (key.data(), entry.data()))
+            .map(|(key, entry)| (key.data(), Some(entry.data())))
+            .chain(gone.iter().map(|key| (key.data(), None)))
             .collect();
         if writes.len() >= INGEST_AT {
             // Keys are distinct (one per group); ingesting takes them in order.
             writes.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            self.store
-                .ingest(writes.iter().map(|&(key, entry)| (key, Some(entry))))?;
+            self.store.ingest(writes.iter().copied())?;
         } else {
-            for (key, entry) in &writes {
-                self.store.insert(key, entry)?;
+            for &(key, entry) in &writes {
+                match entry {
+                    Some(entry) => self.store.insert(key, entry)?,
+                    None => self.store.remove(key)?,
+                }
             }
         }
-        self.on_disk += writes.len();
-        self.metrics.moved_out.add(writes.len());
+        self.entries = (self.entries + keys.num_rows()).saturating_sub(gone.num_rows());
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! memory are a cache of the groups in use, within the processor's share of the memory
 //! budget. When they outgrow it, all but the most recently used move out to disk
 //! (`on_disk.rs`). A batch's new groups are looked for there before it folds; a group found
-//! moves back in, and its entry goes.
+//! moves back in.
 //!
 //! DataFusion's `GroupValues` cannot forget one key, so a move out rebuilds the groups that
 //! stay: it keeps half of what the budget holds, and its cost is spread over the groups that
@@ -32,7 +32,7 @@ impl UpdatingAggregation {
             return Ok(());
         };
         let total_groups = self.counts.len();
-        if disk.on_disk > 0 && total_groups > resident_before {
+        if disk.entries > 0 && total_groups > resident_before {
             // The first row of each new group.
             let mut first_row = vec![u32::MAX; total_groups - resident_before];
             for (row, &group) in groups.iter().enumerate() {
@@ -45,8 +45,12 @@ impl UpdatingAggregation {
                 .iter()
                 .map(|key| Ok(take(key, &rows, None)?))
                 .collect::<Result<Vec<_>>>()?;
-            if let Some((found, saved)) = disk.take_out(&new_keys)? {
+            if let Some((found, saved)) = disk.read_back(&new_keys)? {
                 let found: Vec<usize> = found.iter().map(|&at| resident_before + at).collect();
+                disk.copies.resize(total_groups, false);
+                for &group in &found {
+                    disk.copies[group] = true;
+                }
                 let Some(counts) = saved[0].as_primitive_opt::<Int64Type>() else {
                     return exec_err!("row counts on disk read as {}", saved[0].data_type());
                 };
@@ -74,10 +78,19 @@ impl UpdatingAggregation {
             Some(disk) if resident > disk.limit => {}
             _ => return Ok(()),
         }
+        let Some(disk) = &mut self.disk else {
+            return Ok(());
+        };
+        disk.copies.resize(resident, false);
+        // The live groups, then those that emptied but have an entry in the store.
         let live: Vec<u32> = (0..resident as u32)
             .filter(|&g| self.counts[g as usize] > 0)
             .collect();
-        let saved = self.saved(&UInt32Array::from(live.clone()))?;
+        let gone: Vec<u32> = (0..resident as u32)
+            .filter(|&g| self.counts[g as usize] == 0 && disk.copies[g as usize])
+            .collect();
+        let listed = UInt32Array::from_iter_values(live.iter().chain(&gone).copied());
+        let saved = self.saved(&listed)?;
         let key_table = self.group_values.as_ref().map_or(0, |v| v.size());
         let Some(disk) = &mut self.disk else {
             return Ok(());
@@ -91,7 +104,7 @@ impl UpdatingAggregation {
             // The groups are smaller than was guessed: they all fit.
             return Ok(());
         }
-        // The most recently used stay, the rest move out; both keep their order.
+        // The most recently used live groups stay, the rest move out; both keep their order.
         let mut order: Vec<u32> = (0..live.len() as u32).collect();
         let stay = (disk.limit / 2).min(order.len());
         let last_used = &disk.last_used;
@@ -106,11 +119,22 @@ impl UpdatingAggregation {
             .iter()
             .map(|&at| last_used[live[at as usize] as usize])
             .collect();
+        let staying_copies: Vec<bool> = staying
+            .iter()
+            .map(|&at| disk.copies[live[at as usize] as usize])
+            .collect();
         let width = self.keys.len();
+        let gone_at = UInt32Array::from_iter_values(live.len() as u32..listed.len() as u32);
+        let gone_keys = saved.columns()[..width]
+            .iter()
+            .map(|key| Ok(take(key, &gone_at, None)?))
+            .collect::<Result<Vec<_>>>()?;
         disk.put(
             &take_record_batch(&saved, &UInt32Array::from(leaving.to_vec()))?,
+            &gone_keys,
             width,
         )?;
+        disk.metrics.moved_out.add(leaving.len());
         let staying = take_record_batch(&saved, &UInt32Array::from(staying.to_vec()))?;
         drop(saved);
 
@@ -127,6 +151,38 @@ impl UpdatingAggregation {
         self.restore_batch(staying, None)?;
         if let Some(disk) = &mut self.disk {
             disk.last_used = staying_used;
+            disk.copies = staying_copies;
+        }
+        Ok(())
+    }
+
+    /// Brings the store's entries of the groups in memory up to date: those of live groups
+    /// are written, those of groups that emptied removed. A checkpoint then saves the
+    /// store's entries and the live groups in memory without one.
+    pub(super) fn write_back_copies(&mut self) -> Result<()> {
+        let Some(disk) = &mut self.disk else {
+            return Ok(());
+        };
+        let resident = self.counts.len();
+        disk.copies.resize(resident, false);
+        let with_copy = |live: bool| {
+            UInt32Array::from_iter_values(
+                (0..resident as u32)
+                    .filter(|&g| disk.copies[g as usize] && (self.counts[g as usize] > 0) == live),
+            )
+        };
+        let (live, gone) = (with_copy(true), with_copy(false));
+        if live.is_empty() && gone.is_empty() {
+            return Ok(());
+        }
+        let live_saved = self.saved(&live)?;
+        let gone_keys = self.saved(&gone)?.columns()[..self.keys.len()].to_vec();
+        let Some(disk) = &mut self.disk else {
+            return Ok(());
+        };
+        disk.put(&live_saved, &gone_keys, self.keys.len())?;
+        for &group in gone.values() {
+            disk.copies[group as usize] = false;
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ impl UpdatingAggregation {
     /// Every live group's key, row count and accumulators, as bytes; with the disk backend
     /// those of the groups on disk too, in batches after the groups in memory.
     pub(super) fn snapshot(&mut self) -> Result<Vec<u8>> {
+        self.write_back_copies()?;
         let resident = self.saved_live()?;
         let schema = resident.schema();
         let mut bytes = Vec::new();
@@ -40,11 +41,16 @@ impl UpdatingAggregation {
         Ok(bytes)
     }
 
-    /// Every live group in memory as a saved batch: its key columns, its row count, and each
-    /// call's saved accumulators.
+    /// Every live group in memory as a saved batch (without those the store holds, with the
+    /// disk backend): its key columns, its row count, and each call's saved accumulators.
     fn saved_live(&mut self) -> Result<RecordBatch> {
+        let on_disk = |g: u32| {
+            self.disk
+                .as_ref()
+                .is_some_and(|d| d.copies.get(g as usize) == Some(&true))
+        };
         let live = UInt32Array::from_iter_values(
-            (0..self.counts.len() as u32).filter(|&g| self.counts[g as usize] > 0),
+            (0..self.counts.len() as u32).filter(|&g| self.counts[g as usize] > 0 && !on_disk(g)),
         );
         self.saved(&live)
     }
