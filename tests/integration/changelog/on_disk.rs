@@ -160,3 +160,24 @@ async fn groups_within_the_budget_stay_in_memory() {
     assert_eq!(changelog_of(&session).await, in_memory);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Keys of several columns, integer keys and NULL keys go to disk and come back as they left.
+#[tokio::test]
+async fn keys_of_several_columns_and_null_keys_move_to_disk_and_back() {
+    let sql = "SELECT CASE WHEN v < 5 THEN NULL ELSE k END AS key, v % 3 AS b, COUNT(*) AS n, \
+               SUM(v) AS s FROM t GROUP BY CASE WHEN v < 5 THEN NULL ELSE k END, v % 3";
+    let batches = many_changes(1_000, 8_000, 200);
+    let root = scratch("keys");
+    let run = |session: Session| async move {
+        let batches = session.sql(sql).await.unwrap().collect().await.unwrap();
+        rows_as_text(&batches)
+    };
+    let in_memory = run(session_over(&batches, 1, None)).await;
+    assert!(
+        in_memory.iter().any(|r| r.starts_with("NULL ")),
+        "NULL keys"
+    );
+    let on_disk = run(session_over(&batches, 1, Some((&root, "192 kb")))).await;
+    assert_eq!(on_disk, in_memory);
+    let _ = std::fs::remove_dir_all(&root);
+}

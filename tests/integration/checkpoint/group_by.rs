@@ -167,6 +167,50 @@ async fn a_group_by_restored_from_a_savepoint_goes_on_where_it_stood() {
     }
 }
 
+/// A GROUP BY of two key columns goes on after each periodic checkpoint as if none had been
+/// taken (saving the groups hands their keys out of the key table and back).
+#[tokio::test]
+async fn a_group_by_of_two_keys_goes_on_after_periodic_checkpoints() {
+    const TWO_KEYS: &str =
+        "SELECT k, v % 2 AS odd, COUNT(*) AS n, SUM(v) AS s FROM t GROUP BY k, v % 2";
+    let input = changes_input();
+    let rows = input.num_rows();
+    let (session, feed) = t_session(2);
+    // Each group's changes in order: groups of one `k` may be in different partitions.
+    let by_group = |batches: &[RecordBatch]| {
+        let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for rows in changes(batches).into_values() {
+            for row in rows {
+                let group: Vec<&str> = row.split(' ').take(2).collect();
+                groups.entry(group.join(" ")).or_default().push(row);
+            }
+        }
+        groups
+    };
+    let expected = by_group(&output_of(&session, feed, TWO_KEYS, &input, 20).await);
+    assert_eq!(expected.len(), 16);
+
+    let dir = scratch("group-by-two-keys");
+    let (session, feed) = t_session(2);
+    checkpoint_every(&session, "20 ms", &dir);
+    let uid = uid_of(&session, TWO_KEYS, "UpdatingAggregateExec").await;
+    let drained = running(&session, TWO_KEYS).await;
+    // Slowly enough that checkpoints are taken between batches (bounded: 10 s).
+    let started = std::time::Instant::now();
+    for start in (0..rows).step_by(40) {
+        send(&feed, &input, start..(start + 40).min(rows), 20).await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+    feed.close();
+    let output = drained.await.unwrap();
+    let stats = session.checkpoint_stats(&uid).unwrap();
+    assert!(stats.completed >= 3, "{stats:?}");
+    assert_eq!(stats.failed, 0, "{stats:?}");
+    assert_eq!(by_group(&output), expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// 1,500 keys, four rows each and every fourth taken back (`-D` of the key's row before).
 fn many_keys_input() -> RecordBatch {
     let value = |i: usize| ((i * 37) % 101) as i64;
