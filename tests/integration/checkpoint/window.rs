@@ -131,6 +131,37 @@ async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
     }
 }
 
+/// A window aggregate of two key columns goes on after each periodic checkpoint as if none
+/// had been taken (saving a window's groups hands their keys out of its key table and back).
+#[tokio::test]
+async fn a_window_aggregate_of_two_keys_goes_on_after_periodic_checkpoints() {
+    const TWO_KEYS: &str = "SELECT k, word, window_start, window_end, COUNT(*) AS n \
+         FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) \
+         GROUP BY k, word, window_start, window_end";
+    let input = input(ROWS, 5);
+    let expected = whole(TWO_KEYS, &input).await;
+    assert!(expected.len() >= 100, "{}", expected.len());
+
+    let dir = scratch("window-two-keys");
+    let (session, feed) = window_session(2);
+    checkpoint_every(&session, "20 ms", &dir);
+    let uid = uid_of(&session, TWO_KEYS, "WindowAggregateExec").await;
+    let drained = running(&session, TWO_KEYS).await;
+    // Slowly enough that checkpoints are taken between batches (bounded: 10 s).
+    let started = std::time::Instant::now();
+    for start in (0..ROWS).step_by(100) {
+        send(&feed, &input, start..start + 100, 50).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    feed.close();
+    let output = drained.await.unwrap();
+    let stats = session.checkpoint_stats(&uid).unwrap();
+    assert!(stats.completed >= 3, "{stats:?}");
+    assert_eq!(sorted_rows(&output), expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn a_tumbling_window_aggregate_restored_from_a_savepoint_emits_each_window_once() {
     restored_runs_equal_the_whole("tumble", TUMBLE).await;

@@ -14,8 +14,7 @@ use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{Result, exec_datafusion_err, exec_err, internal_err};
 use datafusion::logical_expr::EmitTo;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 
 use super::aggregation::UpdatingAggregation;
 use crate::streaming::state::KeepKeys;
@@ -175,22 +174,16 @@ impl UpdatingAggregation {
 
 /// The key of every group of `values`, in group order; the group numbers stay as they were.
 pub(crate) fn key_columns(values: &mut Box<dyn GroupValues>) -> Result<Vec<ArrayRef>> {
-    // `GroupValues` gives its keys only by handing them out. Taken back in the same order
-    // into a fresh table, each gets its number again: the emptied table itself is not
-    // reused, since DataFusion's table of several key columns keeps its hash entries after
-    // handing out every key, and interning into it again reads past its values.
+    // `GroupValues` gives its keys only by handing them out; taken back in the same order,
+    // each gets its number again. Handing out every key leaves the hash entries of
+    // DataFusion's table of several key columns behind (interning again would read past its
+    // values): `clear_shrink` drops them first.
     let keys = values.emit(EmitTo::All)?;
-    let fields: Vec<Field> = keys
-        .iter()
-        .enumerate()
-        .map(|(index, key)| Field::new(format!("key{index}"), key.data_type().clone(), true))
-        .collect();
-    let mut fresh = new_group_values(Arc::new(Schema::new(fields)), &GroupOrdering::None)?;
+    values.clear_shrink(keys.first().map_or(0, |k| k.len()));
     let mut groups = Vec::new();
-    fresh.intern(&keys, &mut groups)?;
+    values.intern(&keys, &mut groups)?;
     if groups.iter().enumerate().any(|(i, &g)| i != g) {
         return internal_err!("the GROUP BY keys were numbered anew");
     }
-    *values = fresh;
     Ok(keys)
 }

@@ -359,7 +359,11 @@ impl WindowAggregation {
             let mut pane = entry.remove();
             fired.push(self.emit(start, end, &mut pane)?);
             // Its key table keeps its capacity and its accumulators their vectors for the
-            // next window (a window of as many keys as this one).
+            // next window (a window of as many keys as this one). Handing out its keys left
+            // the hash entries of a table of several key columns behind: they go.
+            if let Some(keys) = &mut pane.keys {
+                keys.clear_shrink(pane.groups);
+            }
             let groups: Vec<usize> = (0..pane.groups).collect();
             for accumulators in &mut pane.accumulators {
                 accumulators.clear(&groups);
