@@ -44,11 +44,13 @@ impl DiskRuns {
         let run = self
             .current
             .store_for(processor, processors, || open_run(call, config, processors))?;
-        // The store's part of the budget is set aside (see `store_memory`).
-        let store = store_memory(config, processors, keyspaces(call));
-        let memtables = 2 * store.memtable * (processors.max(1) * keyspaces(call)) as u64;
-        let for_processor =
-            config.memory_budget.saturating_sub(store.cache + memtables) / processors.max(1) as u64;
+        // The store's part of the budget is set aside (`StoreMemory::of`).
+        let keyspaces = processors.max(1) * keyspaces(call);
+        let for_processor = StoreMemory::of(config.memory_budget, keyspaces).left_per_processor(
+            config.memory_budget,
+            keyspaces,
+            processors,
+        );
         // The items of views in use get half, or three quarters without value entries (a
         // resident key then takes little more than its bytes).
         let views = call
@@ -90,7 +92,7 @@ fn open_run(call: &PtfCall, config: &StateBackendConfig, processors: usize) -> R
     DiskStore::open(
         dir,
         TtlTable::new(ttls),
-        store_memory(config, processors, keyspaces(call)),
+        StoreMemory::of(config.memory_budget, processors.max(1) * keyspaces(call)),
     )
 }
 
@@ -103,15 +105,4 @@ fn keyspaces(call: &PtfCall) -> usize {
 /// Whether `call`'s function keeps list or map views.
 pub fn has_views(call: &PtfCall) -> bool {
     call.spec.state.iter().any(|s| s.kind != StateKind::Value)
-}
-
-/// The store's part of the budget: a quarter for fjall's block cache, an eighth for writes
-/// waiting to be flushed (each keyspace's memtable and one being flushed); resident keys and
-/// the view items in use have the rest.
-fn store_memory(config: &StateBackendConfig, processors: usize, keyspaces: usize) -> StoreMemory {
-    let memtables = (processors.max(1) * keyspaces) as u64;
-    StoreMemory {
-        cache: config.memory_budget / 4,
-        memtable: (config.memory_budget / 16 / memtables).max(64 << 10),
-    }
 }

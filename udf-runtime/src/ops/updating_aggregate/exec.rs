@@ -151,22 +151,16 @@ impl UpdatingAggregateExec {
         if config.backend != BackendType::Fjall || self.keys.is_empty() {
             return Ok(None);
         }
-        let partitions = self.partitions().max(1) as u64;
-        // As for a PTF: a quarter of the budget for the store's block cache, an eighth for
-        // its memtables; the groups in memory share the rest.
-        let memory = StoreMemory {
-            cache: config.memory_budget / 4,
-            memtable: (config.memory_budget / 16 / partitions).max(64 << 10),
-        };
-        let run = self.disk.store_for(partition, self.partitions(), || {
+        // As for a PTF: the store's part of the budget is set aside (`StoreMemory::of`), the
+        // groups in memory share the rest.
+        let partitions = self.partitions();
+        let memory = StoreMemory::of(config.memory_budget, partitions);
+        let run = self.disk.store_for(partition, partitions, || {
             let name = self.target().uid;
             let dir = StateDir::create(&config.root(), &name, None, config.keep_directory)?;
             DiskStore::open(dir, TtlTable::new(Vec::new()), memory)
         })?;
-        let budget = config
-            .memory_budget
-            .saturating_sub(memory.cache + 2 * memory.memtable * partitions)
-            / partitions;
+        let budget = memory.left_per_processor(config.memory_budget, partitions, partitions);
         let input = self.input.schema();
         let key_types = self
             .keys

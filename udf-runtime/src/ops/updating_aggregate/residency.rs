@@ -10,7 +10,7 @@
 //! size and twice the saved accumulators (maps and vectors in memory carry spare capacity) —
 //! and sets how many groups the budget holds until the next.
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{take, take_record_batch};
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::common::{Result, exec_err};
@@ -32,6 +32,7 @@ impl UpdatingAggregation {
             return Ok(());
         };
         let total_groups = self.counts.len();
+        disk.touch(groups, total_groups);
         if disk.entries > 0 && total_groups > resident_before {
             // The first row of each new group.
             let mut first_row = vec![u32::MAX; total_groups - resident_before];
@@ -47,7 +48,6 @@ impl UpdatingAggregation {
                 .collect::<Result<Vec<_>>>()?;
             if let Some((found, saved)) = disk.read_back(&new_keys)? {
                 let found: Vec<usize> = found.iter().map(|&at| resident_before + at).collect();
-                disk.copies.resize(total_groups, false);
                 for &group in &found {
                     disk.copies[group] = true;
                 }
@@ -67,30 +67,17 @@ impl UpdatingAggregation {
                 }
             }
         }
-        disk.touch(groups, total_groups);
         Ok(())
     }
 
     /// Moves groups out to disk when those in memory outgrow the budget.
     pub(super) fn move_out_if_full(&mut self) -> Result<()> {
         let resident = self.counts.len();
-        match &self.disk {
-            Some(disk) if resident > disk.limit => {}
-            _ => return Ok(()),
-        }
-        let Some(disk) = &mut self.disk else {
+        if self.disk.as_ref().is_none_or(|disk| resident <= disk.limit) {
             return Ok(());
-        };
-        disk.copies.resize(resident, false);
-        // The live groups, then those that emptied but have an entry in the store.
-        let live: Vec<u32> = (0..resident as u32)
-            .filter(|&g| self.counts[g as usize] > 0)
-            .collect();
-        let gone: Vec<u32> = (0..resident as u32)
-            .filter(|&g| self.counts[g as usize] == 0 && disk.copies[g as usize])
-            .collect();
-        let listed = UInt32Array::from_iter_values(live.iter().chain(&gone).copied());
-        let saved = self.saved(&listed)?;
+        }
+        let (live, gone) = self.live_and_gone();
+        let (saved, gone_keys) = self.saved_and_gone(&live, &gone)?;
         let key_table = self.group_values.as_ref().map_or(0, |v| v.size());
         let Some(disk) = &mut self.disk else {
             return Ok(());
@@ -123,16 +110,10 @@ impl UpdatingAggregation {
             .iter()
             .map(|&at| disk.copies[live[at as usize] as usize])
             .collect();
-        let width = self.keys.len();
-        let gone_at = UInt32Array::from_iter_values(live.len() as u32..listed.len() as u32);
-        let gone_keys = saved.columns()[..width]
-            .iter()
-            .map(|key| Ok(take(key, &gone_at, None)?))
-            .collect::<Result<Vec<_>>>()?;
         disk.put(
             &take_record_batch(&saved, &UInt32Array::from(leaving.to_vec()))?,
             &gone_keys,
-            width,
+            self.keys.len(),
         )?;
         disk.metrics.moved_out.add(leaving.len());
         let staying = take_record_batch(&saved, &UInt32Array::from(staying.to_vec()))?;
@@ -160,30 +141,55 @@ impl UpdatingAggregation {
     /// are written, those of groups that emptied removed. A checkpoint then saves the
     /// store's entries and the live groups in memory without one.
     pub(super) fn write_back_copies(&mut self) -> Result<()> {
-        let Some(disk) = &mut self.disk else {
+        if self.disk.is_none() {
             return Ok(());
-        };
-        let resident = self.counts.len();
-        disk.copies.resize(resident, false);
-        let with_copy = |live: bool| {
-            UInt32Array::from_iter_values(
-                (0..resident as u32)
-                    .filter(|&g| disk.copies[g as usize] && (self.counts[g as usize] > 0) == live),
-            )
-        };
-        let (live, gone) = (with_copy(true), with_copy(false));
+        }
+        let (live, gone) = self.live_and_gone();
+        let copies = self.disk.as_ref().map_or(&[][..], |disk| &disk.copies[..]);
+        let live: Vec<u32> = live.into_iter().filter(|&g| copies[g as usize]).collect();
         if live.is_empty() && gone.is_empty() {
             return Ok(());
         }
-        let live_saved = self.saved(&live)?;
-        let gone_keys = self.saved(&gone)?.columns()[..self.keys.len()].to_vec();
+        let (saved, gone_keys) = self.saved_and_gone(&live, &gone)?;
         let Some(disk) = &mut self.disk else {
             return Ok(());
         };
-        disk.put(&live_saved, &gone_keys, self.keys.len())?;
-        for &group in gone.values() {
+        disk.put(&saved, &gone_keys, self.keys.len())?;
+        for &group in &gone {
             disk.copies[group as usize] = false;
         }
         Ok(())
+    }
+
+    /// The live groups in memory, and those that emptied but have an entry in the store.
+    fn live_and_gone(&mut self) -> (Vec<u32>, Vec<u32>) {
+        let resident = self.counts.len();
+        let copies = match &mut self.disk {
+            Some(disk) => {
+                disk.copies.resize(resident, false);
+                &disk.copies[..]
+            }
+            None => &[],
+        };
+        (0..resident as u32)
+            .filter(|&g| self.counts[g as usize] > 0 || copies.get(g as usize) == Some(&true))
+            .partition(|&g| self.counts[g as usize] > 0)
+    }
+
+    /// The saved batch of the `live` groups and the keys of the `gone` ones, with one save
+    /// of the accumulators.
+    fn saved_and_gone(
+        &mut self,
+        live: &[u32],
+        gone: &[u32],
+    ) -> Result<(RecordBatch, Vec<ArrayRef>)> {
+        let listed = UInt32Array::from_iter_values(live.iter().chain(gone).copied());
+        let both = self.saved(&listed)?;
+        let saved = both.slice(0, live.len());
+        let gone_keys = both.columns()[..self.keys.len()]
+            .iter()
+            .map(|key| key.slice(live.len(), gone.len()))
+            .collect();
+        Ok((saved, gone_keys))
     }
 }

@@ -25,6 +25,25 @@ pub struct StoreMemory {
     pub memtable: u64,
 }
 
+impl StoreMemory {
+    /// The store's part of a run's memory `budget`, for `keyspaces` keyspaces over all its
+    /// processors: a quarter for fjall's block cache, an eighth for writes waiting to be
+    /// flushed (each keyspace's memtable and one being flushed, at least 64 KiB each).
+    pub fn of(budget: u64, keyspaces: usize) -> Self {
+        StoreMemory {
+            cache: budget / 4,
+            memtable: (budget / 16 / keyspaces.max(1) as u64).max(64 << 10),
+        }
+    }
+
+    /// What `budget` leaves each of `processors` once this part (for `keyspaces` keyspaces)
+    /// is set aside.
+    pub fn left_per_processor(&self, budget: u64, keyspaces: usize, processors: usize) -> u64 {
+        let memtables = 2 * self.memtable * keyspaces.max(1) as u64;
+        budget.saturating_sub(self.cache + memtables) / processors.max(1) as u64
+    }
+}
+
 /// Whose store it is and where: what its errors name.
 #[derive(Debug)]
 struct Owner {
