@@ -19,7 +19,7 @@ pub(crate) mod modes;
 pub use apply::materialize;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
@@ -111,12 +111,64 @@ pub fn retractions(column: &ArrayRef, what: &str) -> Result<Vec<bool>> {
 /// A row-kind column of the given kinds (every short form is two bytes: the offsets are
 /// known without looking at the values).
 pub fn kinds_array(kinds: &[RowKind]) -> ArrayRef {
-    let mut values = Vec::with_capacity(kinds.len() * 2);
-    for kind in kinds {
-        values.extend_from_slice(kind.short().as_bytes());
+    let values: Vec<u8> = kinds
+        .iter()
+        .flat_map(|kind| match kind {
+            RowKind::Insert => *b"+I",
+            RowKind::UpdateBefore => *b"-U",
+            RowKind::UpdateAfter => *b"+U",
+            RowKind::Delete => *b"-D",
+        })
+        .collect();
+    Arc::new(StringArray::new(
+        two_byte_offsets(kinds.len()),
+        Buffer::from_vec(values),
+        None,
+    ))
+}
+
+/// The offsets `0, 2, 4, ..` of `len` two-byte strings: a slice of one shared buffer for
+/// batches of common sizes, built per batch only for larger ones.
+fn two_byte_offsets(len: usize) -> OffsetBuffer<i32> {
+    const SHARED: usize = 1 << 16;
+    static OFFSETS: OnceLock<OffsetBuffer<i32>> = OnceLock::new();
+    if len > SHARED {
+        return OffsetBuffer::new(ScalarBuffer::from_iter((0..=len as i32).map(|i| i * 2)));
     }
-    let offsets = OffsetBuffer::new(ScalarBuffer::from_iter(
-        (0..=kinds.len() as i32).map(|i| i * 2),
-    ));
-    Arc::new(StringArray::new(offsets, Buffer::from_vec(values), None))
+    OFFSETS
+        .get_or_init(|| {
+            OffsetBuffer::new(ScalarBuffer::from_iter((0..=SHARED as i32).map(|i| i * 2)))
+        })
+        .slice(0, len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [RowKind; 4] = [
+        RowKind::Insert,
+        RowKind::UpdateBefore,
+        RowKind::UpdateAfter,
+        RowKind::Delete,
+    ];
+
+    #[test]
+    fn a_kinds_column_reads_back_as_the_kinds_it_was_made_of() {
+        let kinds: Vec<RowKind> = ALL.iter().cycle().take(11).copied().collect();
+        let column = kinds_array(&kinds);
+        assert_eq!(super::kinds(&column, "a test").unwrap(), kinds);
+        let shorts: Vec<&str> = column.as_string::<i32>().iter().flatten().collect();
+        let expected: Vec<&str> = kinds.iter().map(|k| k.short()).collect();
+        assert_eq!(shorts, expected);
+    }
+
+    #[test]
+    fn a_kinds_column_longer_than_the_shared_offsets_is_whole() {
+        let kinds = vec![RowKind::Delete; (1 << 16) + 3];
+        let column = kinds_array(&kinds);
+        assert_eq!(column.len(), kinds.len());
+        assert_eq!(super::kinds(&column, "a test").unwrap(), kinds);
+        assert!(kinds_array(&[]).is_empty());
+    }
 }

@@ -17,13 +17,12 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::make_comparator;
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, BooleanBufferBuilder, RecordBatch, UInt32Array,
 };
 use datafusion::arrow::buffer::BooleanBuffer;
-use datafusion::arrow::compute::kernels::boolean::and;
-use datafusion::arrow::compute::kernels::cmp::not_distinct;
-use datafusion::arrow::compute::{concat, take};
+use datafusion::arrow::compute::{SortOptions, concat, take};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::Result;
@@ -34,20 +33,9 @@ use udf_core::RowKind;
 use super::aggregator::Aggregator;
 use super::calls::{Call, key_ids};
 use super::on_disk::GroupsOnDisk;
+use super::scratch::{Outcome, Scratch};
 use crate::changelog;
-
-/// What one input row does to its group.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    /// A taken-back row of a group that does not exist.
-    Dropped,
-    /// The group is new: `+I` new.
-    Created,
-    /// The group's result may have changed: `-U` old, `+U` new unless equal.
-    Changed,
-    /// The group emptied: `-D` old.
-    Emptied,
-}
+use crate::ops::indices::{lend, reclaim};
 
 pub(super) struct UpdatingAggregation {
     pub(super) keys: Vec<Arc<dyn PhysicalExpr>>,
@@ -70,6 +58,7 @@ pub(super) struct UpdatingAggregation {
     pub(super) last_position: Vec<u32>,
     /// With the disk backend: the groups moved out of memory (`on_disk.rs`).
     pub(super) disk: Option<GroupsOnDisk>,
+    scratch: Scratch,
 }
 
 impl UpdatingAggregation {
@@ -103,6 +92,7 @@ impl UpdatingAggregation {
             seen: Vec::new(),
             last_position: Vec::new(),
             disk: None,
+            scratch: Scratch::default(),
         })
     }
 
@@ -120,29 +110,36 @@ impl UpdatingAggregation {
     }
 
     fn fold_batch(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
-        let rows = batch.num_rows();
-        if rows == 0 {
+        if batch.num_rows() == 0 {
             return Ok(None);
         }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let output = self.fold_with(batch, &mut scratch);
+        self.scratch = scratch;
+        output
+    }
+
+    fn fold_with(&mut self, batch: &RecordBatch, s: &mut Scratch) -> Result<Option<RecordBatch>> {
+        let rows = batch.num_rows();
         let keys = self
             .keys
             .iter()
             .map(|k| k.evaluate(batch)?.into_array(rows))
             .collect::<Result<Vec<_>>>()?;
-        let mut groups = Vec::with_capacity(rows);
+        s.groups.clear();
         let total_groups = match &mut self.group_values {
             Some(values) => {
-                values.intern(&keys, &mut groups)?;
+                values.intern(&keys, &mut s.groups)?;
                 values.len()
             }
             None => {
-                groups.resize(rows, 0);
+                s.groups.resize(rows, 0);
                 1
             }
         };
         let resident_before = self.counts.len();
         self.counts.resize(total_groups, 0);
-        self.move_in(&keys, &groups, resident_before)?;
+        self.move_in(&keys, &s.groups, resident_before)?;
         let retracting = match self.op {
             Some(op) => Some(changelog::retractions(
                 batch.column(op),
@@ -150,23 +147,31 @@ impl UpdatingAggregation {
             )?),
             None => None,
         };
-        let rounds = self.rounds(&groups, total_groups);
+        self.seen.resize(total_groups, 0);
+        self.last_position.resize(total_groups, 0);
+        s.rounds
+            .cut(&s.groups, &mut self.seen, &mut self.last_position);
+        for &group in &s.groups {
+            self.seen[group] = 0;
+        }
+        let first = s.rounds.first_end();
 
-        // The batch in round order: positions, each the row at that place.
+        // The batch in round order: the row at each position, and its group.
+        let order = s.rounds.many().then(|| lend(&mut s.rounds.order));
         let permuted = |column: &ArrayRef| -> Result<ArrayRef> {
-            match &rounds.order {
+            match &order {
                 Some(order) => Ok(take(column, order, None)?),
                 None => Ok(column.clone()),
             }
         };
-        let row_at = |position: usize| match &rounds.order {
-            Some(order) => order.value(position) as usize,
-            None => position,
-        };
-        let group_at: Vec<usize> = match &rounds.order {
-            Some(order) => order.values().iter().map(|&r| groups[r as usize]).collect(),
-            None => groups.clone(),
-        };
+        s.group_at.clear();
+        match &order {
+            Some(order) => s
+                .group_at
+                .extend(order.values().iter().map(|&r| s.groups[r as usize])),
+            None => s.group_at.extend_from_slice(&s.groups),
+        }
+        let group_at = &s.group_at;
         let mut inputs = Vec::with_capacity(self.calls.len());
         for call in self.calls.iter() {
             let (args, filter) = call.evaluate_args(batch)?;
@@ -181,22 +186,27 @@ impl UpdatingAggregation {
         }
 
         // Results before the batch (first round's groups), then after each position.
-        let first = rounds.starts[1];
         let mut pools: Vec<Vec<ArrayRef>> = Vec::with_capacity(self.calls.len());
         for accumulators in &mut self.accumulators {
             pools.push(vec![accumulators.evaluate(&group_at[..first])?]);
         }
-        let mut outcomes = vec![Outcome::Dropped; rows];
-        for round in rounds.starts.windows(2) {
+        s.outcomes.clear();
+        s.outcomes.resize(rows, Outcome::Dropped);
+        for round in s.rounds.starts.windows(2) {
             let (start, end) = (round[0], round[1]);
             let round_groups = &group_at[start..end];
+            let outcomes = &mut s.outcomes[start..end];
             let (add, retract) = match &retracting {
-                Some(retracting) => self.count_changes(
-                    round_groups,
-                    |at| retracting[row_at(start + at)],
-                    &mut outcomes[start..end],
-                ),
-                None => self.count_inserts(round_groups, &mut outcomes[start..end]),
+                Some(retracting) => {
+                    let retracts = |at: usize| {
+                        let position = start + at;
+                        retracting[order
+                            .as_ref()
+                            .map_or(position, |o| o.value(position) as usize)]
+                    };
+                    count_changes(&mut self.counts, round_groups, retracts, outcomes)
+                }
+                None => count_inserts(&mut self.counts, round_groups, outcomes),
             };
             for (call, accumulators) in self.accumulators.iter_mut().enumerate() {
                 let (args, filter) = &inputs[call];
@@ -215,29 +225,25 @@ impl UpdatingAggregation {
                     &BooleanArray::new(add, None),
                     &BooleanArray::new(retract, None),
                     total_groups,
-                    rounds
-                        .order
-                        .as_ref()
-                        .map(|order| &order.values()[start..end]),
+                    order.as_ref().map(|order| &order.values()[start..end]),
                 )?;
                 pools[call].push(accumulators.evaluate(round_groups)?);
             }
             // Only retractions empty a group.
-            let emptied: Vec<usize> = match retracting {
-                Some(_) => (start..end)
-                    .filter(|&p| outcomes[p] == Outcome::Emptied)
+            if retracting.is_some() {
+                let emptied: Vec<usize> = (start..end)
+                    .filter(|&p| s.outcomes[p] == Outcome::Emptied)
                     .map(|p| group_at[p])
-                    .collect(),
-                None => Vec::new(),
-            };
-            if !emptied.is_empty() {
-                for accumulators in &mut self.accumulators {
-                    accumulators.clear(&emptied);
+                    .collect();
+                if !emptied.is_empty() {
+                    for accumulators in &mut self.accumulators {
+                        accumulators.clear(&emptied);
+                    }
                 }
             }
         }
-        for &group in &groups {
-            self.seen[group] = 0;
+        if let Some(order) = order {
+            s.rounds.order = reclaim(order);
         }
 
         // Each call's results: before the batch at 0.., after position p at first + p.
@@ -249,6 +255,10 @@ impl UpdatingAggregation {
                 Ok(concat(&parts)?)
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
+        self.changed(&pools, s)?;
+
+        // At most two rows out per row in.
+        let rounds = &s.rounds;
         let before = |position: usize| -> u32 {
             if position < first {
                 position as u32
@@ -256,218 +266,161 @@ impl UpdatingAggregation {
                 (first + rounds.previous[position] as usize) as u32
             }
         };
-        let changed = self.changed(&pools, &outcomes, first, &before)?;
-
-        // At most two rows out per row in.
-        let mut source_rows = Vec::with_capacity(2 * rows);
-        let mut values = Vec::with_capacity(2 * rows);
-        let mut kinds = Vec::with_capacity(2 * rows);
+        // Every row writes two output slots and keeps as many as it emits (no branch per
+        // outcome): the first holds `+I`, `-U` or `-D`, the second `+U`.
+        let (source_rows, values, kinds) = (&mut s.source_rows, &mut s.values, &mut s.kinds);
+        source_rows.clear();
+        source_rows.resize(2 * rows, 0);
+        values.clear();
+        values.resize(2 * rows, 0);
+        kinds.clear();
+        kinds.resize(2 * rows, RowKind::Insert);
+        let many = rounds.many();
+        let mut emitted = 0;
         for row in 0..rows {
-            let position = match &rounds.position {
-                Some(positions) => positions[row] as usize,
-                None => row,
+            let position = if many {
+                rounds.position[row] as usize
+            } else {
+                row
             };
             let after = (first + position) as u32;
-            let mut emit = |value: u32, kind: RowKind| {
-                source_rows.push(row as u32);
-                values.push(value);
-                kinds.push(kind);
+            let (first_kind, count) = match s.outcomes[position] {
+                Outcome::Dropped => (RowKind::Insert, 0),
+                Outcome::Created => (RowKind::Insert, 1),
+                Outcome::Changed => (RowKind::UpdateBefore, 2 * s.changed[position] as usize),
+                Outcome::Emptied => (RowKind::Delete, 1),
             };
-            match outcomes[position] {
-                Outcome::Dropped => {}
-                Outcome::Created => emit(after, RowKind::Insert),
-                Outcome::Changed => {
-                    if changed[position] {
-                        emit(before(position), RowKind::UpdateBefore);
-                        emit(after, RowKind::UpdateAfter);
-                    }
-                }
-                Outcome::Emptied => emit(before(position), RowKind::Delete),
-            }
+            let first_value = if first_kind == RowKind::Insert {
+                after
+            } else {
+                before(position)
+            };
+            source_rows[emitted] = row as u32;
+            source_rows[emitted + 1] = row as u32;
+            values[emitted] = first_value;
+            values[emitted + 1] = after;
+            kinds[emitted] = first_kind;
+            kinds[emitted + 1] = RowKind::UpdateAfter;
+            emitted += count;
         }
+        source_rows.truncate(emitted);
+        values.truncate(emitted);
+        kinds.truncate(emitted);
         if kinds.is_empty() {
             return Ok(None);
         }
-        let source_rows = UInt32Array::from(source_rows);
-        let values = UInt32Array::from(values);
         let mut columns = Vec::with_capacity(self.schema.fields().len());
+        let source_rows = lend(&mut s.source_rows);
         for key in &keys {
             columns.push(take(key, &source_rows, None)?);
         }
+        s.source_rows = reclaim(source_rows);
+        let values = lend(&mut s.values);
         for pool in &pools {
             columns.push(take(pool, &values, None)?);
         }
-        columns.push(changelog::kinds_array(&kinds));
+        s.values = reclaim(values);
+        columns.push(changelog::kinds_array(&s.kinds));
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
     }
 
-    /// Counts a round's rows into their groups (`retracts(i)`: whether the `i`-th takes its
-    /// row back) and says what each did; the rows each call adds and retracts.
-    fn count_changes(
-        &mut self,
-        groups: &[usize],
-        retracts: impl Fn(usize) -> bool,
-        outcomes: &mut [Outcome],
-    ) -> (BooleanBuffer, BooleanBuffer) {
-        let mut add = BooleanBufferBuilder::new(groups.len());
-        let mut retract = BooleanBufferBuilder::new(groups.len());
-        for (at, &group) in groups.iter().enumerate() {
-            let back = retracts(at);
-            let exists = self.counts[group] > 0;
-            // Taking back a row of a group that is not there: dropped (Flink's rule).
-            let dropped = back && !exists;
-            add.append(!back);
-            retract.append(back && !dropped);
-            if dropped {
-                continue;
+    /// Whether the row at each position that may have changed its group's result did
+    /// (`s.changed`).
+    fn changed(&self, pools: &[ArrayRef], s: &mut Scratch) -> Result<()> {
+        let first = s.rounds.first_end();
+        let previous = &s.rounds.previous;
+        let before = |p: usize| {
+            if p < first {
+                p
+            } else {
+                first + previous[p] as usize
             }
-            self.counts[group] += if back { -1 } else { 1 };
-            outcomes[at] = if !exists {
-                Outcome::Created
-            } else if self.counts[group] == 0 {
-                Outcome::Emptied
-            } else {
-                Outcome::Changed
-            };
+        };
+        s.changed.clear();
+        s.changed.resize(s.outcomes.len(), false);
+        // Arrow's comparators compare each pair in place (NULL equals NULL, floats by their
+        // total order, as Arrow's equality kernels); the row format serves types without one.
+        let comparators = pools
+            .iter()
+            .map(|pool| make_comparator(pool.as_ref(), pool.as_ref(), SortOptions::default()))
+            .collect::<std::result::Result<Vec<_>, _>>();
+        if let Ok(comparators) = comparators {
+            for (p, outcome) in s.outcomes.iter().enumerate() {
+                if *outcome == Outcome::Changed {
+                    let (old, new) = (before(p), first + p);
+                    s.changed[p] = comparators.iter().any(|compare| compare(old, new).is_ne());
+                }
+            }
+            return Ok(());
         }
-        (add.finish(), retract.finish())
-    }
-
-    /// `count_changes` for insert-only input: every row adds.
-    fn count_inserts(
-        &mut self,
-        groups: &[usize],
-        outcomes: &mut [Outcome],
-    ) -> (BooleanBuffer, BooleanBuffer) {
-        for (outcome, &group) in outcomes.iter_mut().zip(groups) {
-            let count = &mut self.counts[group];
-            *outcome = if *count == 0 {
-                Outcome::Created
-            } else {
-                Outcome::Changed
-            };
-            *count += 1;
-        }
-        (
-            BooleanBuffer::new_set(groups.len()),
-            BooleanBuffer::new_unset(groups.len()),
-        )
-    }
-
-    /// Whether each row that may have changed its group's result did.
-    fn changed(
-        &self,
-        pools: &[ArrayRef],
-        outcomes: &[Outcome],
-        first: usize,
-        before: &dyn Fn(usize) -> u32,
-    ) -> Result<Vec<bool>> {
-        let mut changed = vec![false; outcomes.len()];
-        let candidates: Vec<usize> = (0..outcomes.len())
-            .filter(|&p| outcomes[p] == Outcome::Changed)
+        let candidates: Vec<usize> = (0..s.outcomes.len())
+            .filter(|&p| s.outcomes[p] == Outcome::Changed)
             .collect();
-        if candidates.is_empty() {
-            return Ok(changed);
-        }
-        let old = UInt32Array::from_iter_values(candidates.iter().map(|&p| before(p)));
-        let new = UInt32Array::from_iter_values(candidates.iter().map(|&p| (first + p) as u32));
-        let gather = |indices: &UInt32Array| {
+        let gather = |at: &dyn Fn(usize) -> usize| {
+            let indices = UInt32Array::from_iter_values(candidates.iter().map(|&p| at(p) as u32));
             pools
                 .iter()
-                .map(|pool| Ok(take(pool, indices, None)?))
+                .map(|pool| Ok(take(pool, &indices, None)?))
                 .collect::<Result<Vec<ArrayRef>>>()
         };
-        let (old, new) = (gather(&old)?, gather(&new)?);
-        // Arrow's comparison kernels where every result type has one (NULL equals NULL);
-        // the row format otherwise (nested types).
-        let same = old
-            .iter()
-            .zip(&new)
-            .map(|(old, new)| not_distinct(old, new))
-            .try_fold(None, |all: Option<BooleanArray>, same| {
-                let same = same?;
-                Ok::<_, datafusion::arrow::error::ArrowError>(Some(match all {
-                    Some(all) => and(&all, &same)?,
-                    None => same,
-                }))
-            });
-        if let Ok(Some(same)) = same {
-            for (&position, same) in candidates.iter().zip(same.values().iter()) {
-                changed[position] = !same;
-            }
-            return Ok(changed);
-        }
-        let old = self.results.convert_columns(&old)?;
-        let new = self.results.convert_columns(&new)?;
+        let old = self.results.convert_columns(&gather(&before)?)?;
+        let new = self.results.convert_columns(&gather(&|p| first + p)?)?;
         for (i, &position) in candidates.iter().enumerate() {
-            changed[position] = old.row(i) != new.row(i);
+            s.changed[position] = old.row(i) != new.row(i);
         }
-        Ok(changed)
-    }
-
-    /// Cuts the batch into rounds (see the module's documentation).
-    fn rounds(&mut self, groups: &[usize], total_groups: usize) -> Rounds {
-        self.seen.resize(total_groups, 0);
-        self.last_position.resize(total_groups, 0);
-        let rows = groups.len();
-        let mut round_of = Vec::with_capacity(rows);
-        let mut rounds = 0;
-        for &group in groups {
-            let round = self.seen[group];
-            self.seen[group] += 1;
-            rounds = rounds.max(round as usize + 1);
-            round_of.push(round);
-        }
-        // Counting sort by round, keeping the rows' order within a round.
-        let mut starts = vec![0usize; rounds + 1];
-        for &round in &round_of {
-            starts[round as usize + 1] += 1;
-        }
-        for round in 0..rounds {
-            starts[round + 1] += starts[round];
-        }
-        if rounds == 1 {
-            return Rounds {
-                order: None,
-                position: None,
-                starts,
-                previous: Vec::new(),
-            };
-        }
-        let mut previous = vec![0u32; rows];
-        let mut next = starts.clone();
-        let mut order = vec![0u32; rows];
-        let mut position = vec![0u32; rows];
-        for (row, &round) in round_of.iter().enumerate() {
-            let at = next[round as usize];
-            next[round as usize] += 1;
-            order[at] = row as u32;
-            position[row] = at as u32;
-        }
-        for (at, &row) in order.iter().enumerate() {
-            let group = groups[row as usize];
-            if round_of[row as usize] > 0 {
-                previous[at] = self.last_position[group];
-            }
-            self.last_position[group] = at as u32;
-        }
-        Rounds {
-            order: Some(UInt32Array::from(order)),
-            position: Some(position),
-            starts,
-            previous,
-        }
+        Ok(())
     }
 }
 
-/// A batch cut into rounds.
-struct Rounds {
-    /// The row at each position; `None` when there is one round (positions are rows).
-    order: Option<UInt32Array>,
-    /// The position of each row; `None` as above.
-    position: Option<Vec<u32>>,
-    /// Where each round starts, and the end.
-    starts: Vec<usize>,
-    /// For a position after the first round: the position of its group's row before.
-    previous: Vec<u32>,
+/// Counts a round's rows into their groups (`retracts(i)`: whether the `i`-th takes its row
+/// back) and says what each did; the rows each call adds and retracts.
+fn count_changes(
+    counts: &mut [i64],
+    groups: &[usize],
+    retracts: impl Fn(usize) -> bool,
+    outcomes: &mut [Outcome],
+) -> (BooleanBuffer, BooleanBuffer) {
+    let mut add = BooleanBufferBuilder::new(groups.len());
+    let mut retract = BooleanBufferBuilder::new(groups.len());
+    for (at, &group) in groups.iter().enumerate() {
+        let back = retracts(at);
+        let exists = counts[group] > 0;
+        // Taking back a row of a group that is not there: dropped (Flink's rule).
+        let dropped = back && !exists;
+        add.append(!back);
+        retract.append(back && !dropped);
+        if dropped {
+            continue;
+        }
+        counts[group] += if back { -1 } else { 1 };
+        outcomes[at] = if !exists {
+            Outcome::Created
+        } else if counts[group] == 0 {
+            Outcome::Emptied
+        } else {
+            Outcome::Changed
+        };
+    }
+    (add.finish(), retract.finish())
+}
+
+/// `count_changes` for insert-only input: every row adds.
+fn count_inserts(
+    counts: &mut [i64],
+    groups: &[usize],
+    outcomes: &mut [Outcome],
+) -> (BooleanBuffer, BooleanBuffer) {
+    for (outcome, &group) in outcomes.iter_mut().zip(groups) {
+        let count = &mut counts[group];
+        *outcome = if *count == 0 {
+            Outcome::Created
+        } else {
+            Outcome::Changed
+        };
+        *count += 1;
+    }
+    (
+        BooleanBuffer::new_set(groups.len()),
+        BooleanBuffer::new_unset(groups.len()),
+    )
 }

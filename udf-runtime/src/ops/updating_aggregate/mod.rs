@@ -4,7 +4,8 @@
 //! when retraction empties a group. The logical node and its checks (`node.rs`), the
 //! aggregate calls it computes (`calls.rs`), what it asks of their accumulators
 //! (`aggregator.rs`), the built-ins' accumulators (`builtins.rs`), DISTINCT (`distinct.rs`), the per-partition
-//! aggregation row by row in vectorized rounds (`aggregation.rs`), the exec (`exec.rs`), and
+//! aggregation row by row in vectorized rounds (`aggregation.rs`; the rounds: `rounds.rs`; its
+//! buffers, kept from batch to batch: `scratch.rs`), the exec (`exec.rs`), and
 //! under checkpoints a partition as a keyed operator (`checkpointed.rs`) whose live groups a
 //! checkpoint saves (`snapshot.rs`; the built-ins' saved shapes in `saved.rs`, with
 //! `value_counts.rs` for MIN/MAX and DISTINCT). With the disk backend the groups beyond the
@@ -21,7 +22,9 @@ pub mod exec;
 pub mod node;
 mod on_disk;
 mod residency;
+mod rounds;
 mod saved;
+mod scratch;
 mod snapshot;
 mod value_counts;
 

@@ -9,9 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, RecordBatch, TimestampMillisecondArray, UInt32Array,
-};
+use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch, TimestampMillisecondArray};
 use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
@@ -26,6 +24,7 @@ use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
 use super::snapshot::{self, OpenWindows};
 use super::spec::WindowKind;
+use crate::ops::indices::{lend, reclaim};
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_schema};
 use crate::ops::updating_aggregate::key_columns;
@@ -55,14 +54,21 @@ pub(super) struct WindowAggregation {
     spare: Vec<Pane>,
     clock: WindowClock,
     late: Count,
+    /// Buffers kept from batch to batch: the run being gathered, the group of each row of a
+    /// window's rows, and `0, 1, 2, ..` (every group of a pane).
+    run: Run,
+    groups: Vec<usize>,
+    numbered: Vec<usize>,
 }
 
 /// Rows to fold, by window, in the order the windows first appear (a run mostly holds one
-/// or two windows: found by a look at the last one, not by hashing every row).
+/// or two windows: found by a look at the last one, not by hashing every row). Its row
+/// vectors are kept for the next run.
 #[derive(Default)]
 struct Run {
     windows: Vec<(Window, Vec<u32>)>,
     last: usize,
+    spare: Vec<Vec<u32>>,
 }
 
 impl Run {
@@ -72,13 +78,18 @@ impl Run {
             _ => match self.windows.iter().position(|(w, _)| *w == window) {
                 Some(at) => at,
                 None => {
-                    self.windows.push((window, Vec::new()));
+                    let rows = self.spare.pop().unwrap_or_default();
+                    self.windows.push((window, rows));
                     self.windows.len() - 1
                 }
             },
         };
         self.last = at;
         self.windows[at].1.push(row);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.windows.is_empty()
     }
 }
 
@@ -114,6 +125,9 @@ impl WindowAggregation {
             spare: Vec::new(),
             clock: WindowClock::new(sources, local),
             late,
+            run: Run::default(),
+            groups: Vec::new(),
+            numbered: Vec::new(),
         })
     }
 
@@ -142,7 +156,7 @@ impl WindowAggregation {
                 .collect::<Result<_>>()?,
         };
         let mut fired = Vec::new();
-        let mut run = Run::default();
+        let mut run = std::mem::take(&mut self.run);
         let mut windows = Vec::new();
         // The earliest end − 1 of an open window or one of this run: the watermark there
         // ends the run.
@@ -161,7 +175,7 @@ impl WindowAggregation {
             if let Some(watermark) = watermark
                 && watermark >= next_fire
             {
-                self.fold(&columns, std::mem::take(&mut run))?;
+                self.fold(&columns, &mut run)?;
                 fired.extend(self.fire(watermark)?);
                 next_fire = self.next_fire();
             }
@@ -182,7 +196,8 @@ impl WindowAggregation {
                 next_fire = next_fire.min(window.1 - 1);
             }
         }
-        self.fold(&columns, run)?;
+        self.fold(&columns, &mut run)?;
+        self.run = run;
         if let Some(watermark) = after {
             self.clock.advance(source, watermark);
         }
@@ -208,17 +223,21 @@ impl WindowAggregation {
             .map_or(i64::MAX, |(end, _)| end - 1)
     }
 
-    /// Folds a run's rows into their windows.
-    fn fold(&mut self, columns: &Columns, run: Run) -> Result<()> {
+    /// Folds a run's rows into their windows; the run is empty after.
+    fn fold(&mut self, columns: &Columns, run: &mut Run) -> Result<()> {
+        if run.is_empty() {
+            return Ok(());
+        }
         let whole_batch = |rows: &[u32]| {
             rows.len() == columns.rows && rows.iter().enumerate().all(|(i, &r)| i == r as usize)
         };
-        for ((start, end), rows) in run.windows {
+        let mut groups = std::mem::take(&mut self.groups);
+        for ((start, end), mut rows) in run.windows.drain(..) {
             // A window holding every row of the batch, in order, reads the batch as it is.
             let picked = if whole_batch(&rows) {
                 None
             } else {
-                Some(UInt32Array::from(rows))
+                Some(lend(&mut rows))
             };
             let pick = |column: &ArrayRef| -> Result<ArrayRef> {
                 match &picked {
@@ -228,7 +247,7 @@ impl WindowAggregation {
             };
             let count = picked.as_ref().map_or(columns.rows, |r| r.len());
             let picked_keys = columns.keys.iter().map(&pick).collect::<Result<Vec<_>>>()?;
-            let (pane, groups) = self.groups_of((start, end), &picked_keys, count)?;
+            let pane = self.groups_of((start, end), &picked_keys, count, &mut groups)?;
             let none = BooleanArray::new(BooleanBuffer::new_unset(count), None);
             for ((args, filter), accumulators) in columns.calls.iter().zip(&mut pane.accumulators) {
                 let args = args.iter().map(&pick).collect::<Result<Vec<_>>>()?;
@@ -247,18 +266,26 @@ impl WindowAggregation {
                     picked.as_ref().map(|rows| &rows.values()[..]),
                 )?;
             }
+            if let Some(picked) = picked {
+                rows = reclaim(picked);
+            }
+            rows.clear();
+            run.spare.push(rows);
         }
+        run.last = 0;
+        self.groups = groups;
         Ok(())
     }
 
-    /// The pane of `window` (opened when it is not) and the group of each of `count` rows
-    /// with these keys in it.
+    /// The pane of `window` (opened when it is not); `groups` becomes the group of each of
+    /// `count` rows with these keys in it.
     fn groups_of(
         &mut self,
         (start, end): Window,
         keys: &[ArrayRef],
         count: usize,
-    ) -> Result<(&mut Pane, Vec<usize>)> {
+        groups: &mut Vec<usize>,
+    ) -> Result<&mut Pane> {
         let pane = match self.panes.entry((end, start)) {
             std::collections::btree_map::Entry::Occupied(pane) => pane.into_mut(),
             std::collections::btree_map::Entry::Vacant(slot) => {
@@ -284,10 +311,10 @@ impl WindowAggregation {
                 slot.insert(pane)
             }
         };
-        let mut groups = Vec::with_capacity(count);
+        groups.clear();
         match &mut pane.keys {
             Some(values) => {
-                values.intern(keys, &mut groups)?;
+                values.intern(keys, groups)?;
                 pane.groups = values.len();
             }
             None => {
@@ -295,7 +322,7 @@ impl WindowAggregation {
                 pane.groups = 1;
             }
         }
-        Ok((pane, groups))
+        Ok(pane)
     }
 
     /// The open windows, for a checkpoint.
@@ -332,7 +359,8 @@ impl WindowAggregation {
                 let slice = |column: &ArrayRef| column.slice(rows.start, rows.len());
                 let keys: Vec<ArrayRef> = open.keys.iter().map(slice).collect();
                 let calls = self.calls.clone();
-                let (pane, groups) = self.groups_of(window, &keys, rows.len())?;
+                let mut groups = Vec::new();
+                let pane = self.groups_of(window, &keys, rows.len(), &mut groups)?;
                 for (index, accumulators) in pane.accumulators.iter_mut().enumerate() {
                     let saved = slice(&open.calls[index]);
                     calls[index].restore_into(
@@ -357,16 +385,19 @@ impl WindowAggregation {
                 break;
             }
             let mut pane = entry.remove();
-            fired.push(self.emit(start, end, &mut pane)?);
+            while self.numbered.len() < pane.groups {
+                self.numbered.push(self.numbered.len());
+            }
+            let groups = &self.numbered[..pane.groups];
+            fired.push(self.emit(start, end, &mut pane, groups)?);
             // Its key table keeps its capacity and its accumulators their vectors for the
             // next window (a window of as many keys as this one). Handing out its keys left
             // the hash entries of a table of several key columns behind: they go.
             if let Some(keys) = &mut pane.keys {
                 keys.clear_shrink(pane.groups);
             }
-            let groups: Vec<usize> = (0..pane.groups).collect();
             for accumulators in &mut pane.accumulators {
-                accumulators.clear(&groups);
+                accumulators.clear(groups);
             }
             pane.groups = 0;
             self.spare.push(pane);
@@ -374,8 +405,8 @@ impl WindowAggregation {
         Ok(fired)
     }
 
-    fn emit(&self, start: i64, end: i64, pane: &mut Pane) -> Result<RecordBatch> {
-        let groups: Vec<usize> = (0..pane.groups).collect();
+    /// The rows of a pane whose groups are `groups` (all of them, in order).
+    fn emit(&self, start: i64, end: i64, pane: &mut Pane, groups: &[usize]) -> Result<RecordBatch> {
         let keys = match &mut pane.keys {
             Some(keys) => keys.emit(EmitTo::All)?,
             None => Vec::new(),
@@ -393,7 +424,7 @@ impl WindowAggregation {
             });
         }
         for accumulators in &mut pane.accumulators {
-            columns.push(accumulators.evaluate(&groups)?);
+            columns.push(accumulators.evaluate(groups)?);
         }
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
     }
