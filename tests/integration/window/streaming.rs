@@ -117,3 +117,67 @@ async fn late_rows_are_counted() {
         .collect();
     assert_eq!(totals, ["a 1", "a 7"]);
 }
+
+/// A batch's rows share their watermark (`EveryBatch`), and their times jump between
+/// windows and back: each window takes exactly its rows, and rows behind a fired window are
+/// dropped in the middle of a batch while the rows around them count.
+#[tokio::test]
+async fn rows_of_one_watermark_that_jump_between_windows_each_join_their_own() {
+    let session = session_of(1);
+    let feed = session.register_feed("events", schema()).unwrap();
+    session.declare_watermark_with(
+        "events",
+        "ts",
+        Duration::ZERO,
+        udf_runtime::WatermarkEmission::EveryBatch,
+    );
+    let output = session
+        .sql(QUERY)
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    let batches = [
+        vec![
+            ("a", 1, 1_000),
+            ("a", 2, 12_000),
+            ("b", 4, 3_000),
+            ("a", 8, 15_000),
+            ("b", 16, 11_000),
+        ],
+        // Its watermark (15 s, the latest time before it) fires [0 s, 10 s).
+        vec![("a", 32, 25_000)],
+        // At 25 s, [10 s, 20 s) has fired too: `b` at 5 s and 9.999 s are late.
+        vec![
+            ("b", 64, 5_000),
+            ("a", 128, 26_000),
+            ("b", 256, 9_999),
+            ("a", 512, 27_000),
+        ],
+    ];
+    for batch in &batches {
+        feed.send(rows(batch)).await.unwrap();
+    }
+    drop(feed);
+    let batches: Vec<RecordBatch> = output.map(|b| b.unwrap()).collect().await;
+    let fired: Vec<String> = support::batches_to_rows(&batches)
+        .iter()
+        .map(|r| format!("{} {} {}", r[0], r[1], r[2]))
+        .collect();
+    let mut sorted = fired.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            "1970-01-01 00:00:00 a 1",
+            "1970-01-01 00:00:00 b 4",
+            "1970-01-01 00:00:10 a 10",
+            "1970-01-01 00:00:10 b 16",
+            "1970-01-01 00:00:20 a 672",
+        ]
+    );
+    // Windows come in the order of their ends.
+    let starts: Vec<&str> = fired.iter().map(|r| &r[..19]).collect();
+    assert!(starts.is_sorted(), "{fired:?}");
+}

@@ -436,15 +436,23 @@ impl SourceRouting {
         let (times, before) = match &self.event_time {
             Some(event_time) => {
                 let times = event_time_millis(batch, event_time)?;
-                let mut before = Vec::with_capacity(rows);
-                let start = self.watermark();
-                for &time in &times {
-                    before.push(match event_time.emission {
-                        WatermarkEmission::EveryRow => self.watermark(),
-                        WatermarkEmission::EveryBatch => start,
-                    });
-                    self.max_time = Some(self.max_time.map_or(time, |m| m.max(time)));
-                }
+                let before = match event_time.emission {
+                    WatermarkEmission::EveryRow => {
+                        let mut before = Vec::with_capacity(rows);
+                        for &time in &times {
+                            before.push(self.watermark());
+                            self.max_time = Some(self.max_time.map_or(time, |m| m.max(time)));
+                        }
+                        before
+                    }
+                    WatermarkEmission::EveryBatch => {
+                        let before = vec![self.watermark(); rows];
+                        if let Some(&latest) = times.iter().max() {
+                            self.max_time = Some(self.max_time.map_or(latest, |m| m.max(latest)));
+                        }
+                        before
+                    }
+                };
                 (Some(times), Some(before))
             }
             None => (None, None),

@@ -1,12 +1,15 @@
 //! One processor of a window aggregate: the open windows with their groups' accumulators,
 //! filled as rows arrive and emitted when the watermark passes their end.
 //!
-//! Rows are checked and assigned one by one — a row whose slice has fired is late and
-//! dropped; otherwise it joins each of its windows — but folded in runs: a run ends only
-//! where the watermark reaches the end of an open window, so windows fire before the rows
-//! after that point, as in Flink, while the rows between are folded per window at once.
+//! Every row is checked and assigned — a row whose slice has fired is late and dropped;
+//! otherwise it joins each of its windows (tumbling windows take a stretch of rows in one
+//! window at once) — but folded in runs: a run ends only where the watermark reaches the end
+//! of an open window, so windows fire before the rows after that point, as in Flink, while
+//! the rows between are folded per window at once (a slice of the batch when they are one
+//! stretch of it).
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch, TimestampMillisecondArray};
@@ -73,6 +76,20 @@ struct Run {
 
 impl Run {
     fn push(&mut self, window: Window, row: u32) {
+        let at = self.slot(window);
+        self.windows[at].1.push(row);
+    }
+
+    /// Adds a stretch of rows of one window.
+    fn extend(&mut self, window: Window, rows: Range<usize>) {
+        let at = self.slot(window);
+        self.windows[at]
+            .1
+            .extend(rows.start as u32..rows.end as u32);
+    }
+
+    /// Where `window`'s rows are (added when it is new).
+    fn slot(&mut self, window: Window) -> usize {
         let at = match self.windows.get(self.last) {
             Some((last, _)) if *last == window => self.last,
             _ => match self.windows.iter().position(|(w, _)| *w == window) {
@@ -85,7 +102,7 @@ impl Run {
             },
         };
         self.last = at;
-        self.windows[at].1.push(row);
+        at
     }
 
     fn is_empty(&self) -> bool {
@@ -95,7 +112,6 @@ impl Run {
 
 /// A batch's columns as the aggregation reads them.
 struct Columns {
-    rows: usize,
     keys: Vec<ArrayRef>,
     /// Each call's arguments and FILTER.
     calls: Vec<(Vec<ArrayRef>, Option<BooleanArray>)>,
@@ -143,7 +159,6 @@ impl WindowAggregation {
     ) -> Result<Vec<RecordBatch>> {
         let rows = batch.num_rows();
         let columns = Columns {
-            rows,
             keys: self
                 .keys
                 .iter()
@@ -163,11 +178,16 @@ impl WindowAggregation {
         let mut next_fire = self.next_fire();
         let mut watermark = self.clock.watermark();
         let mut last_reported = None;
-        for row in 0..rows {
-            // Rows of a batch mostly share their watermark: combine only when it moved.
-            if before[row] != last_reported {
-                last_reported = before[row];
-                if let Some(reported) = last_reported {
+        // Rows are taken a stretch of equal watermarks at a time (a batch's rows mostly
+        // share theirs). Within one no window fires — a row whose window could is late —
+        // so the watermark is combined and checked at its start only.
+        let mut row = 0;
+        while row < rows {
+            let reported = before[row];
+            let same = before[row..].iter().take_while(|&&b| b == reported).count();
+            if reported != last_reported {
+                last_reported = reported;
+                if let Some(reported) = reported {
                     self.clock.advance(source, reported);
                     watermark = self.clock.watermark();
                 }
@@ -179,22 +199,27 @@ impl WindowAggregation {
                 fired.extend(self.fire(watermark)?);
                 next_fire = self.next_fire();
             }
-            let time = self.clock.time(times[row]);
-            if watermark.is_some_and(|w| self.window.slice_end(time) - 1 <= w) {
-                self.late.add(1);
-                continue;
+            let stretch = row..row + same;
+            match self.window {
+                WindowKind::Tumble { size } => {
+                    self.assign_tumbling(size, stretch, times, watermark, &mut run, &mut next_fire)
+                }
+                _ => {
+                    for row in stretch {
+                        let time = self.clock.time(times[row]);
+                        if watermark.is_some_and(|w| self.window.slice_end(time) - 1 <= w) {
+                            self.late.add(1);
+                            continue;
+                        }
+                        self.window.windows(time, &mut windows);
+                        for &window in &windows {
+                            run.push(window, row as u32);
+                            next_fire = next_fire.min(window.1 - 1);
+                        }
+                    }
+                }
             }
-            if let WindowKind::Tumble { size } = self.window {
-                let start = time - time.rem_euclid(size);
-                run.push((start, start + size), row as u32);
-                next_fire = next_fire.min(start + size - 1);
-                continue;
-            }
-            self.window.windows(time, &mut windows);
-            for &window in &windows {
-                run.push(window, row as u32);
-                next_fire = next_fire.min(window.1 - 1);
-            }
+            row += same;
         }
         self.fold(&columns, &mut run)?;
         self.run = run;
@@ -205,6 +230,46 @@ impl WindowAggregation {
             fired.extend(self.fire(watermark)?);
         }
         Ok(fired)
+    }
+
+    /// Adds `rows` (of one watermark) to their tumbling windows of `size`, or counts them
+    /// late; lowers `next_fire` to the earliest end − 1 among them.
+    fn assign_tumbling(
+        &mut self,
+        size: i64,
+        rows: Range<usize>,
+        times: &[i64],
+        watermark: Option<i64>,
+        run: &mut Run,
+        next_fire: &mut i64,
+    ) {
+        // The current stretch: its window and first row. A row inside the window of the row
+        // before it joins the stretch without a division.
+        let mut stretch: Option<(Window, usize)> = None;
+        let end = rows.end;
+        for row in rows {
+            let time = self.clock.time(times[row]);
+            if let Some(((start, end), _)) = stretch
+                && start <= time
+                && time < end
+            {
+                continue;
+            }
+            if let Some((window, from)) = stretch.take() {
+                run.extend(window, from..row);
+            }
+            let start = time - time.rem_euclid(size);
+            let window = (start, start + size);
+            if watermark.is_some_and(|w| window.1 - 1 <= w) {
+                self.late.add(1);
+                continue;
+            }
+            *next_fire = (*next_fire).min(window.1 - 1);
+            stretch = Some((window, row));
+        }
+        if let Some((window, from)) = stretch {
+            run.extend(window, from..end);
+        }
     }
 
     /// `source` ended (its watermark is +∞); the rows of the windows that fired.
@@ -228,24 +293,29 @@ impl WindowAggregation {
         if run.is_empty() {
             return Ok(());
         }
-        let whole_batch = |rows: &[u32]| {
-            rows.len() == columns.rows && rows.iter().enumerate().all(|(i, &r)| i == r as usize)
-        };
         let mut groups = std::mem::take(&mut self.groups);
         for ((start, end), mut rows) in run.windows.drain(..) {
-            // A window holding every row of the batch, in order, reads the batch as it is.
-            let picked = if whole_batch(&rows) {
-                None
-            } else {
-                Some(lend(&mut rows))
-            };
+            // A window's rows come in order. When they are one stretch of the batch (times
+            // mostly rise, so they usually are), the window reads a slice of the batch's
+            // columns; otherwise its rows are gathered.
+            let count = rows.len();
+            let first = rows.first().map_or(0, |&r| r as usize);
+            let stretch = rows
+                .last()
+                .is_some_and(|&r| r as usize + 1 - first == count);
+            let picked = if stretch { None } else { Some(lend(&mut rows)) };
             let pick = |column: &ArrayRef| -> Result<ArrayRef> {
                 match &picked {
                     Some(rows) => Ok(take(column, rows, None)?),
-                    None => Ok(column.clone()),
+                    None => Ok(column.slice(first, count)),
                 }
             };
-            let count = picked.as_ref().map_or(columns.rows, |r| r.len());
+            // The batch's row at each position, for errors.
+            let batch_rows = match &picked {
+                Some(rows) => Some(&rows.values()[..]),
+                None if first == 0 => None,
+                None => Some(&rows[..]),
+            };
             let picked_keys = columns.keys.iter().map(&pick).collect::<Result<Vec<_>>>()?;
             let pane = self.groups_of((start, end), &picked_keys, count, &mut groups)?;
             let none = BooleanArray::new(BooleanBuffer::new_unset(count), None);
@@ -257,14 +327,7 @@ impl WindowAggregation {
                     }
                     None => BooleanArray::new(BooleanBuffer::new_set(count), None),
                 };
-                accumulators.fold(
-                    &args,
-                    &groups,
-                    &add,
-                    &none,
-                    pane.groups,
-                    picked.as_ref().map(|rows| &rows.values()[..]),
-                )?;
+                accumulators.fold(&args, &groups, &add, &none, pane.groups, batch_rows)?;
             }
             if let Some(picked) = picked {
                 rows = reclaim(picked);
