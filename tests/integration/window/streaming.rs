@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use udf_core::arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
 use udf_core::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use udf_runtime::datafusion::execution::SendableRecordBatchStream;
 
 use crate::support::{self, session_of};
 
@@ -38,19 +39,24 @@ fn rows(rows: &[(&str, i64, i64)]) -> RecordBatch {
 
 const QUERY: &str = "SELECT window_start, k, SUM(v) AS total FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k";
 
+/// `QUERY`'s output, as it comes.
+async fn running(session: &udf_runtime::Session) -> SendableRecordBatchStream {
+    session
+        .sql(QUERY)
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap()
+}
+
 /// Rule 42: the window's row arrives before the input ends.
 #[tokio::test]
 async fn a_window_fires_when_the_watermark_passes_its_end() {
     let session = session_of(2);
     let feed = session.register_feed("events", schema()).unwrap();
     session.declare_watermark("events", "ts", Duration::ZERO);
-    let mut output = session
-        .sql(QUERY)
-        .await
-        .unwrap()
-        .execute_stream()
-        .await
-        .unwrap();
+    let mut output = running(&session).await;
     feed.send(rows(&[("a", 1, 1_000), ("b", 2, 2_000), ("a", 3, 9_999)]))
         .await
         .unwrap();
@@ -131,13 +137,7 @@ async fn rows_of_one_watermark_that_jump_between_windows_each_join_their_own() {
         Duration::ZERO,
         udf_runtime::WatermarkEmission::EveryBatch,
     );
-    let output = session
-        .sql(QUERY)
-        .await
-        .unwrap()
-        .execute_stream()
-        .await
-        .unwrap();
+    let output = running(&session).await;
     let batches = [
         vec![
             ("a", 1, 1_000),

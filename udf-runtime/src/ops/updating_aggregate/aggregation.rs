@@ -52,10 +52,6 @@ pub(super) struct UpdatingAggregation {
     schema: SchemaRef,
     /// The input's schema, for a fresh key table (`on_disk.rs`).
     pub(super) input: SchemaRef,
-    /// Per group, reused across batches: rows of the batch so far, and the position of the
-    /// last one (zeroed again after each batch).
-    pub(super) seen: Vec<u32>,
-    pub(super) last_position: Vec<u32>,
     /// With the disk backend: the groups moved out of memory (`on_disk.rs`).
     pub(super) disk: Option<GroupsOnDisk>,
     scratch: Scratch,
@@ -89,8 +85,6 @@ impl UpdatingAggregation {
             results,
             schema,
             input: Arc::new(input.clone()),
-            seen: Vec::new(),
-            last_position: Vec::new(),
             disk: None,
             scratch: Scratch::default(),
         })
@@ -147,13 +141,7 @@ impl UpdatingAggregation {
             )?),
             None => None,
         };
-        self.seen.resize(total_groups, 0);
-        self.last_position.resize(total_groups, 0);
-        s.rounds
-            .cut(&s.groups, &mut self.seen, &mut self.last_position);
-        for &group in &s.groups {
-            self.seen[group] = 0;
-        }
+        s.rounds.cut(&s.groups, total_groups);
         let first = s.rounds.first_end();
 
         // The batch in round order: the row at each position, and its group.
@@ -259,13 +247,6 @@ impl UpdatingAggregation {
 
         // At most two rows out per row in.
         let rounds = &s.rounds;
-        let before = |position: usize| -> u32 {
-            if position < first {
-                position as u32
-            } else {
-                (first + rounds.previous[position] as usize) as u32
-            }
-        };
         // Every row writes two output slots and keeps as many as it emits (no branch per
         // outcome): the first holds `+I`, `-U` or `-D`, the second `+U`.
         let (source_rows, values, kinds) = (&mut s.source_rows, &mut s.values, &mut s.kinds);
@@ -275,14 +256,9 @@ impl UpdatingAggregation {
         values.resize(2 * rows, 0);
         kinds.clear();
         kinds.resize(2 * rows, RowKind::Insert);
-        let many = rounds.many();
         let mut emitted = 0;
         for row in 0..rows {
-            let position = if many {
-                rounds.position[row] as usize
-            } else {
-                row
-            };
+            let position = rounds.position_of(row);
             let after = (first + position) as u32;
             let (first_kind, count) = match s.outcomes[position] {
                 Outcome::Dropped => (RowKind::Insert, 0),
@@ -293,7 +269,7 @@ impl UpdatingAggregation {
             let first_value = if first_kind == RowKind::Insert {
                 after
             } else {
-                before(position)
+                rounds.before(position) as u32
             };
             source_rows[emitted] = row as u32;
             source_rows[emitted + 1] = row as u32;
@@ -328,14 +304,7 @@ impl UpdatingAggregation {
     /// (`s.changed`).
     fn changed(&self, pools: &[ArrayRef], s: &mut Scratch) -> Result<()> {
         let first = s.rounds.first_end();
-        let previous = &s.rounds.previous;
-        let before = |p: usize| {
-            if p < first {
-                p
-            } else {
-                first + previous[p] as usize
-            }
-        };
+        let before = |p: usize| s.rounds.before(p);
         s.changed.clear();
         s.changed.resize(s.outcomes.len(), false);
         // Arrow's comparators compare each pair in place (NULL equals NULL, floats by their

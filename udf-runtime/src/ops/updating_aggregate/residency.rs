@@ -127,8 +127,6 @@ impl UpdatingAggregation {
             .map(Call::accumulators)
             .collect::<Result<_>>()?;
         self.counts = Vec::new();
-        self.seen = Vec::new();
-        self.last_position = Vec::new();
         self.restore_batch(staying, None)?;
         if let Some(disk) = &mut self.disk {
             disk.last_used = staying_used;

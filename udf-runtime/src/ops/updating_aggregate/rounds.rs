@@ -3,6 +3,10 @@
 
 #[derive(Default)]
 pub(super) struct Rounds {
+    /// Per group: rows of the batch so far (zero between batches), and the position of its
+    /// last one.
+    seen: Vec<u32>,
+    last_position: Vec<u32>,
     /// The round of each row.
     round_of: Vec<u32>,
     /// Where each round starts, and the end.
@@ -10,15 +14,26 @@ pub(super) struct Rounds {
     /// The row at each position; empty when there is one round (positions are rows).
     pub(super) order: Vec<u32>,
     /// The position of each row; empty as above.
-    pub(super) position: Vec<u32>,
+    position: Vec<u32>,
     /// For a position after the first round: the position of its group's row before.
-    pub(super) previous: Vec<u32>,
+    previous: Vec<u32>,
 }
 
 impl Rounds {
-    /// Cuts the rows whose groups are `groups`. `seen` (rows of each group so far) is zero
-    /// for every group and counts the batch's rows after; `last_position` is scratch.
-    pub(super) fn cut(&mut self, groups: &[usize], seen: &mut [u32], last_position: &mut [u32]) {
+    /// Cuts the rows whose groups (of `total_groups`) are `groups`.
+    pub(super) fn cut(&mut self, groups: &[usize], total_groups: usize) {
+        self.seen.resize(total_groups, 0);
+        self.last_position.resize(total_groups, 0);
+        self.number(groups);
+        for &group in groups {
+            self.seen[group] = 0;
+        }
+    }
+
+    /// Numbers each row's round and places the rows in round order (`seen` is zero for
+    /// every group before; it counts the batch's rows of each group after).
+    fn number(&mut self, groups: &[usize]) {
+        let (seen, last_position) = (&mut self.seen, &mut self.last_position);
         let rows = groups.len();
         // One pass numbers each row's round and counts the rounds' rows (`starts` holds
         // counts at `round + 1` until the prefix sum below).
@@ -69,8 +84,29 @@ impl Rounds {
         self.starts.len() > 2
     }
 
+    /// The position of the batch's row `row`.
+    pub(super) fn position_of(&self, row: usize) -> usize {
+        if self.position.is_empty() {
+            row
+        } else {
+            self.position[row] as usize
+        }
+    }
+
     /// Where the first round ends.
     pub(super) fn first_end(&self) -> usize {
         self.starts[1]
+    }
+
+    /// Where the group's result before the row at `position` is among the results: before
+    /// the batch (`0..first_end`, in the first round's order) for a first-round row, after
+    /// its group's row in the round before (`first_end + position`) otherwise.
+    pub(super) fn before(&self, position: usize) -> usize {
+        let first = self.first_end();
+        if position < first {
+            position
+        } else {
+            first + self.previous[position] as usize
+        }
     }
 }

@@ -246,7 +246,7 @@ impl WindowAggregation {
         // The current stretch: its window and first row. A row inside the window of the row
         // before it joins the stretch without a division.
         let mut stretch: Option<(Window, usize)> = None;
-        let end = rows.end;
+        let past_last = rows.end;
         for row in rows {
             let time = self.clock.time(times[row]);
             if let Some(((start, end), _)) = stretch
@@ -268,7 +268,7 @@ impl WindowAggregation {
             stretch = Some((window, row));
         }
         if let Some((window, from)) = stretch {
-            run.extend(window, from..end);
+            run.extend(window, from..past_last);
         }
     }
 
