@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod asynchronous;
+mod ballista;
 mod changelog;
 mod checkpoint;
 mod conformance;

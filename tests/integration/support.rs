@@ -323,3 +323,50 @@ pub fn metric(plan: &str, name: &str) -> f64 {
     };
     number.parse::<f64>().expect("a number") * scale
 }
+
+/// This test binary again, running only `test` with `envs` set (how a test starts a child
+/// process: the test sees the variables and plays the child's part); its stdout lines.
+pub fn spawn_test(
+    test: &str,
+    envs: &[(&str, String)],
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", test, "--nocapture"])
+        .envs(envs.iter().map(|(name, value)| (name, value)))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("the child starts");
+    let stdout = child.stdout.take().expect("a piped stdout");
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, received)
+}
+
+/// Waits (at most `limit`) for a line starting with `prefix`; `None` if the child ended first.
+pub fn wait_for_line(
+    lines: &std::sync::mpsc::Receiver<String>,
+    prefix: &str,
+    limit: std::time::Duration,
+) -> Option<String> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if line.starts_with(prefix) => return Some(line),
+            Ok(_) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no `{prefix}` from the child within {limit:?}")
+            }
+        }
+    }
+}

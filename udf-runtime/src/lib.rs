@@ -27,6 +27,7 @@ macro_rules! extension_options_basics {
     };
 }
 
+pub mod ballista;
 pub mod changelog;
 mod checkpoint;
 mod functions;

@@ -1,7 +1,9 @@
 //! Quickstart: scalar functions written in Rust, called from SQL and the DataFrame API over
 //! the bundled `data/orders.csv`.
 //!
-//! Run with `cargo run -p udf-examples --bin quickstart`.
+//! Run with `cargo run -p udf-examples --bin quickstart`; with `-- --remote df://host:port` the
+//! same queries run on a Ballista cluster whose scheduler and executors carry the examples'
+//! functions (`udf-scheduler`, `udf-executor`; see the README).
 
 use udf_examples::aggregate::{
     string_concat::StringConcatFunction, weighted_average::WeightedAverageFunction,
@@ -10,11 +12,21 @@ use udf_examples::scalar::{
     hash_code::HashCodeFunction, power::PowerFunction, string_hash::StringHashFunction,
     substring::SubstringFunction, substring::substring,
 };
+use udf_runtime::datafusion::error::DataFusionError;
 use udf_runtime::prelude::*;
 
 #[tokio::main]
 async fn main() -> udf_runtime::datafusion::error::Result<()> {
-    let session = Session::new();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let session = match args.as_slice() {
+        [] => Session::new(),
+        [flag, url] if flag == "--remote" => Session::remote(url)?,
+        _ => {
+            return Err(DataFusionError::Configuration(
+                "usage: quickstart [--remote df://host:port]".into(),
+            ));
+        }
+    };
     udf_examples::register_orders(&session).await?;
 
     session.register(substring)?;

@@ -9,9 +9,7 @@
 //! `UDF_CRASH_CYCLES=1000 UDF_CRASH_ROWS=200000 cargo test --test integration
 //! checkpoint::crash -- --nocapture`. `UDF_CRASH_SEED` repeats a run's kill times.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -19,6 +17,7 @@ use udf_runtime::Checkpoint;
 
 use super::sink::{committed_rows, comparable, create_output};
 use super::*;
+use crate::support::{spawn_test, wait_for_line};
 
 const CHILD: &str = "UDF_CRASH_CHILD";
 const KEYS: usize = 29;
@@ -131,42 +130,15 @@ fn start(
     fast: bool,
     test: &str,
 ) -> (std::process::Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture"])
-        .env(CHILD, root)
-        .env("UDF_CRASH_BACKEND", backend)
-        .env("UDF_CRASH_ROWS", rows.to_string())
-        .env("UDF_CRASH_FAST", if fast { "1" } else { "0" })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    (child, received)
-}
-
-/// Waits (bounded) for a line starting with `prefix`; `None` if the child ended first.
-fn wait_for(lines: &mpsc::Receiver<String>, prefix: &str, limit: Duration) -> Option<String> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(left) {
-            Ok(line) if line.starts_with(prefix) => return Some(line),
-            Ok(_) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                panic!("no `{prefix}` from the child within {limit:?}")
-            }
-        }
-    }
+    spawn_test(
+        test,
+        &[
+            (CHILD, root.to_str().unwrap().to_owned()),
+            ("UDF_CRASH_BACKEND", backend.to_owned()),
+            ("UDF_CRASH_ROWS", rows.to_string()),
+            ("UDF_CRASH_FAST", if fast { "1" } else { "0" }.to_owned()),
+        ],
+    )
 }
 
 fn crash_test(backend: &str, test: &str) {
@@ -195,7 +167,7 @@ fn crash_test(backend: &str, test: &str) {
     loop {
         let fast = kills >= cycles;
         let (mut child, lines) = start(&root, backend, rows, fast, test);
-        let line = wait_for(&lines, "started", Duration::from_secs(60));
+        let line = wait_for_line(&lines, "started", Duration::from_secs(60));
         positions.push(
             line.as_deref()
                 .and_then(|l| l.strip_prefix("started at "))
@@ -211,7 +183,7 @@ fn crash_test(backend: &str, test: &str) {
             }
         }
         // Not killed: it must finish, and say so.
-        let done = wait_for(&lines, "done", Duration::from_secs(300));
+        let done = wait_for_line(&lines, "done", Duration::from_secs(300));
         let status = child.wait().unwrap();
         assert!(
             status.success() && done.is_some(),

@@ -57,6 +57,11 @@ impl Catalog {
             .remove(&normalize(name))
     }
 
+    /// Every entry, ordered by name.
+    pub fn entries(&self) -> Vec<CatalogEntry> {
+        self.read().values().cloned().collect()
+    }
+
     pub fn list(&self) -> Vec<FunctionInfo> {
         self.read().values().map(FunctionInfo::of).collect()
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use datafusion::common::{Result, ScalarValue, not_impl_err, plan_datafusion_err, plan_err};
-use datafusion::config::Dialect;
+use datafusion::config::{ConfigExtension, Dialect};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::session_state::SessionState;
 use datafusion::logical_expr::{Expr, lit};
@@ -99,12 +99,8 @@ impl Session {
     /// A session with DataFusion settings of your choice (target partitions, batch size, ...).
     pub fn with_config(config: SessionConfig) -> Self {
         let jobs = Arc::new(Jobs::default());
-        let config = config
-            .with_option_extension(JobParameters::default())
-            .with_option_extension(TableOptions::default())
-            .with_option_extension(StateBackendConfig::default())
-            .with_option_extension(CheckpointConfig::default())
-            .with_extension(jobs.clone());
+        let config = Session::config_with_options(config).with_extension(jobs.clone());
+
         let catalog = Arc::new(Catalog::default());
         let metrics = Metrics::default();
         let watermarks = Arc::new(Watermarks::default());
@@ -147,6 +143,42 @@ impl Session {
             inline_calls: AtomicUsize::new(0),
             jobs,
         }
+    }
+
+    /// `config` with the session's option sets (`udf.*`, `table.*`, `state.*`,
+    /// `execution.checkpointing.*`) added where it lacks them; values it already has are kept.
+    pub(crate) fn config_with_options(config: SessionConfig) -> SessionConfig {
+        fn with_default<T: ConfigExtension + Default>(config: SessionConfig) -> SessionConfig {
+            if config.options().extensions.get::<T>().is_some() {
+                config
+            } else {
+                config.with_option_extension(T::default())
+            }
+        }
+        let config = with_default::<JobParameters>(config);
+        let config = with_default::<TableOptions>(config);
+        let config = with_default::<StateBackendConfig>(config);
+        with_default::<CheckpointConfig>(config)
+    }
+
+    /// This session with its DataFusion state replaced by `change` of it (a cluster client
+    /// swaps the query planner); the catalog and watermarks stay shared, and the registered
+    /// functions are registered on the new state again (a change may reset its function list).
+    pub(crate) fn with_state(
+        mut self,
+        change: impl FnOnce(SessionState) -> Result<SessionState>,
+    ) -> Result<Self> {
+        self.context = SessionContext::new_with_state(change(self.context.state())?);
+        for entry in self.catalog.entries() {
+            EngineFunction::new(&entry.name, &entry.function, entry.spec, &self.metrics)?
+                .register(&self.context);
+        }
+        Ok(self)
+    }
+
+    /// The registry of user-defined functions, for the cluster codecs.
+    pub(crate) fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
     }
 
     /// The underlying DataFusion context.

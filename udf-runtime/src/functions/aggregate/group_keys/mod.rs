@@ -9,5 +9,30 @@ mod rule;
 mod store;
 mod udf;
 
+use std::any::Any;
+use std::sync::Arc;
+
+use datafusion::logical_expr::AggregateUDF;
+
 pub use rule::GroupKeysForErrors;
 pub(super) use store::GroupKeys;
+
+use super::capabilities::ours;
+use udf::KeyedAggregateUdf;
+
+/// How many GROUP BY keys `udaf` takes after its arguments: `Some` for a call the rule
+/// rewrote, which a plan codec must rebuild the same way.
+pub fn group_key_count(udaf: &AggregateUDF) -> Option<usize> {
+    (udaf.inner().as_ref() as &dyn Any)
+        .downcast_ref::<KeyedAggregateUdf>()
+        .map(KeyedAggregateUdf::keys)
+}
+
+/// `udaf` (one of ours) taking `keys` GROUP BY keys after its arguments, as the rule makes it.
+pub fn with_group_keys(udaf: &AggregateUDF, keys: usize) -> Option<AggregateUDF> {
+    let function = ours(udaf)?;
+    Some(AggregateUDF::new_from_impl(KeyedAggregateUdf::new(
+        Arc::new(function.clone()),
+        keys,
+    )))
+}

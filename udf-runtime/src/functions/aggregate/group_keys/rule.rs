@@ -12,15 +12,12 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::config::ConfigOptions;
-use datafusion::logical_expr::AggregateUDF;
 use datafusion::physical_expr::aggregate::{AggregateExprBuilder, AggregateFunctionExpr};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 
-use super::udf::KeyedAggregateUdf;
-use crate::functions::aggregate::capabilities::ours;
 use crate::functions::aggregate::one_phase::partial_below;
 
 /// The rule (see the module's comment).
@@ -106,21 +103,19 @@ fn keyed(
     keys: &[Arc<dyn datafusion::physical_plan::PhysicalExpr>],
     aggregate: &AggregateExec,
 ) -> Result<Option<AggregateFunctionExpr>> {
-    let Some(function) = ours(call.fun()) else {
-        return Ok(None);
-    };
     if call.is_distinct() || !call.order_bys().is_empty() {
         return Ok(None);
     }
-    let keyed_function = KeyedAggregateUdf::new(Arc::new(function.clone()), keys.len());
+    let Some(keyed_function) = super::with_group_keys(call.fun(), keys.len()) else {
+        return Ok(None);
+    };
     let mut args = call.expressions();
     args.extend(keys.iter().cloned());
-    let mut builder =
-        AggregateExprBuilder::new(Arc::new(AggregateUDF::new_from_impl(keyed_function)), args)
-            .schema(aggregate.input_schema())
-            .alias(call.name())
-            .with_ignore_nulls(call.ignore_nulls())
-            .with_reversed(call.is_reversed());
+    let mut builder = AggregateExprBuilder::new(Arc::new(keyed_function), args)
+        .schema(aggregate.input_schema())
+        .alias(call.name())
+        .with_ignore_nulls(call.ignore_nulls())
+        .with_reversed(call.is_reversed());
     if let Some(display) = call.human_display() {
         builder = builder.human_display(display);
     }

@@ -33,6 +33,10 @@ impl KeyedAggregateUdf {
         }
     }
 
+    pub(in crate::functions::aggregate) fn keys(&self) -> usize {
+        self.keys
+    }
+
     /// The function's own arguments, without the keys.
     fn arguments<'a>(&self, fields: &'a [FieldRef]) -> Result<&'a [FieldRef]> {
         match fields.len().checked_sub(self.keys) {

@@ -1,0 +1,108 @@
+use udf_core::Value;
+use udf_examples::catalog::register_all;
+use udf_runtime::Session;
+
+use crate::support::{Column, batch, column, error, rows, strs};
+
+/// A standalone cluster and a local session, each with every example function and the
+/// bundled `orders` table, and `extra` tables registered on both.
+async fn cluster_and_local(extra: &[(&str, Vec<Column>)]) -> (Session, Session) {
+    let cluster = Session::standalone(register_all)
+        .await
+        .expect("a standalone cluster");
+    let local = Session::new();
+    register_all(&local).unwrap();
+    for session in [&cluster, &local] {
+        udf_examples::register_orders(session).await.unwrap();
+        for (name, columns) in extra {
+            session.register_batch(*name, batch(columns)).unwrap();
+        }
+    }
+    (cluster, local)
+}
+
+/// `sql` gives the same rows on the cluster as locally, and some rows.
+async fn same_rows(cluster: &Session, local: &Session, sql: &str) -> Vec<Vec<Value>> {
+    let expected = rows(local, sql).await;
+    assert!(!expected.is_empty(), "{sql} gives no rows locally");
+    assert_eq!(rows(cluster, sql).await, expected, "{sql}");
+    expected
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scalar_and_aggregate_functions_give_the_local_rows() {
+    let (cluster, local) = cluster_and_local(&[]).await;
+    same_rows(
+        &cluster,
+        &local,
+        "SELECT order_id, SubstringFunction(product, 0, 4) AS short, \
+                SubstringInclusive(s => product, `end` => 4, begin => 0) AS inclusive, \
+                string_hash(customer, 'c') AS hashed, power_func(price, 2.0) AS squared \
+         FROM orders ORDER BY order_id",
+    )
+    .await;
+    // A job parameter (`hashcode_factor`) reaches the function where it runs.
+    same_rows(
+        &cluster,
+        &local,
+        "SELECT customer, hashCode(customer) AS h, SUM(price * quantity) AS spent \
+         FROM orders GROUP BY customer ORDER BY customer",
+    )
+    .await;
+    let averages = same_rows(
+        &cluster,
+        &local,
+        "SELECT customer, WeightedAvg(CAST(quantity AS BIGINT), CAST(order_id AS INT)) AS w, \
+                COUNT(*) AS n \
+         FROM orders GROUP BY customer ORDER BY customer",
+    )
+    .await;
+    // `data/orders.csv` has orders of eight customers.
+    assert_eq!(averages.len(), 8, "one row per customer: {averages:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_memory_tables_travel_with_the_plan() {
+    let values = column(
+        "v",
+        "BIGINT",
+        vec![
+            Value::BigInt(4),
+            Value::BigInt(2),
+            Value::Null,
+            Value::BigInt(2),
+        ],
+    );
+    let keys = column(
+        "k",
+        "STRING",
+        strs(&[Some("a"), Some("b"), Some("a"), None]),
+    );
+    let weights = column(
+        "w",
+        "INT",
+        vec![Value::Int(1), Value::Int(3), Value::Int(5), Value::Int(1)],
+    );
+    let (cluster, local) = cluster_and_local(&[("t", vec![keys, values, weights])]).await;
+    let rows = same_rows(
+        &cluster,
+        &local,
+        "SELECT k, WeightedAvg(v, w) AS avg, COUNT(v) AS n FROM t GROUP BY k ORDER BY k",
+    )
+    .await;
+    assert_eq!(rows.len(), 3, "keys a, b and NULL: {rows:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_without_an_encoding_fails_the_query_by_name() {
+    let (cluster, _) = cluster_and_local(&[]).await;
+    let message = error(
+        &cluster,
+        "SELECT order_id, word FROM orders, LATERAL TABLE(SplitFunction(product)) AS x(word, length)",
+    )
+    .await;
+    assert!(
+        message.contains("cannot run on a Ballista cluster yet") && message.contains("Lateral"),
+        "{message}"
+    );
+}

@@ -1,0 +1,194 @@
+//! The logical and physical plan codecs a client, scheduler and executors share: Ballista's
+//! own, plus the project's functions and in-memory tables. Anything else the project adds to
+//! a plan is refused by name when the plan is sent, never dropped on the way.
+
+use std::sync::Arc;
+
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::{Result, TableReference, plan_err};
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+
+use super::functions::FunctionCodec;
+use super::memory_table;
+
+/// Tags the table encodings: one of Ballista's, or an in-memory table of ours.
+const BALLISTA_TABLE: u8 = 0;
+const MEMORY_TABLE: u8 = 1;
+
+#[derive(Debug)]
+pub struct LogicalCodec {
+    functions: FunctionCodec,
+    ballista: BallistaLogicalExtensionCodec,
+}
+
+impl LogicalCodec {
+    pub fn new(functions: FunctionCodec) -> Self {
+        LogicalCodec {
+            functions,
+            ballista: BallistaLogicalExtensionCodec::default(),
+        }
+    }
+}
+
+impl LogicalExtensionCodec for LogicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[LogicalPlan],
+        ctx: &TaskContext,
+    ) -> Result<Extension> {
+        self.ballista.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        self.ballista.try_encode(node, buf).or_else(|_| {
+            plan_err!(
+                "the plan node `{}` cannot run on a Ballista cluster yet: run this query on a \
+                 local session",
+                node.node.name()
+            )
+        })
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
+        match buf.split_first() {
+            Some((&MEMORY_TABLE, rest)) => memory_table::decode(rest, schema),
+            Some((&BALLISTA_TABLE, rest)) => self
+                .ballista
+                .try_decode_table_provider(rest, table_ref, schema, ctx),
+            _ => plan_err!("table `{table_ref}` arrived in a form this side does not know"),
+        }
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        if let Some(encoded) = memory_table::encode(&node, table_ref)? {
+            buf.push(MEMORY_TABLE);
+            buf.extend_from_slice(&encoded);
+            return Ok(());
+        }
+        let mut encoded = Vec::new();
+        match self
+            .ballista
+            .try_encode_table_provider(table_ref, node, &mut encoded)
+        {
+            Ok(()) => {
+                buf.push(BALLISTA_TABLE);
+                buf.extend_from_slice(&encoded);
+                Ok(())
+            }
+            Err(_) => plan_err!(
+                "table `{table_ref}` cannot be read by a Ballista cluster: it takes files \
+                 (Parquet, CSV, JSON, Arrow) and in-memory tables, not unbounded or \
+                 application-fed tables"
+            ),
+        }
+    }
+
+    fn try_decode_file_format(
+        &self,
+        buf: &[u8],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn FileFormatFactory>> {
+        self.ballista.try_decode_file_format(buf, ctx)
+    }
+
+    fn try_encode_file_format(
+        &self,
+        buf: &mut Vec<u8>,
+        node: Arc<dyn FileFormatFactory>,
+    ) -> Result<()> {
+        self.ballista.try_encode_file_format(buf, node)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        self.functions.decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.functions.encode_udf(node, buf)
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        self.functions.decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.functions.encode_udaf(node, buf)
+    }
+}
+
+#[derive(Debug)]
+pub struct PhysicalCodec {
+    functions: FunctionCodec,
+    ballista: BallistaPhysicalExtensionCodec,
+}
+
+impl PhysicalCodec {
+    pub fn new(functions: FunctionCodec) -> Self {
+        PhysicalCodec {
+            functions,
+            ballista: BallistaPhysicalExtensionCodec::default(),
+        }
+    }
+}
+
+impl PhysicalExtensionCodec for PhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.ballista.try_decode(buf, inputs, ctx, converter)
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let name = node.name().to_owned();
+        self.ballista.try_encode(node, buf, converter).or_else(|_| {
+            plan_err!(
+                "the operator `{name}` cannot run on a Ballista cluster yet: run this query on \
+                 a local session"
+            )
+        })
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        self.functions.decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.functions.encode_udf(node, buf)
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        self.functions.decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.functions.encode_udaf(node, buf)
+    }
+}

@@ -1,0 +1,154 @@
+//! The project's scalar and aggregate functions in an encoded plan: by catalog name, with the
+//! signatures the client planned against, so a scheduler or executor whose function differs
+//! refuses the plan instead of computing something else.
+
+use std::sync::Arc;
+
+use datafusion::common::{DataFusionError, Result, plan_err};
+use datafusion::logical_expr::async_udf::AsyncScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
+use serde::{Deserialize, Serialize};
+use udf_core::Metrics;
+
+use crate::functions::aggregate::group_keys::{group_key_count, with_group_keys};
+use crate::functions::aggregate::udf::AggregateUdf;
+use crate::functions::registration::EngineFunction;
+use crate::functions::scalar::ScalarUdf;
+use crate::session::catalog::{Catalog, CatalogEntry};
+
+/// What travels with a call: enough to check that the receiving side has the same function.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Identity {
+    kind: String,
+    signatures: Vec<String>,
+}
+
+impl Identity {
+    fn of(entry: &CatalogEntry) -> Identity {
+        Identity {
+            kind: entry.spec.kind.to_string(),
+            signatures: entry.spec.signature_lines(&entry.name),
+        }
+    }
+}
+
+/// An encoded call: the function's identity, and how many GROUP BY keys a physical
+/// aggregate call takes after its arguments (see `functions::aggregate::group_keys`).
+#[derive(Serialize, Deserialize)]
+struct Call {
+    identity: Identity,
+    group_keys: Option<usize>,
+}
+
+/// Resolves functions against one session's catalog.
+#[derive(Clone)]
+pub struct FunctionCodec {
+    catalog: Arc<Catalog>,
+    metrics: Metrics,
+}
+
+impl std::fmt::Debug for FunctionCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FunctionCodec")
+            .field("catalog", &self.catalog)
+            .finish()
+    }
+}
+
+impl FunctionCodec {
+    pub fn new(catalog: Arc<Catalog>, metrics: Metrics) -> Self {
+        FunctionCodec { catalog, metrics }
+    }
+
+    pub fn encode_udf(&self, udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        let ours = udf.inner().is::<ScalarUdf>() || udf.inner().is::<AsyncScalarUDF>();
+        self.encode(udf.name(), ours, None, buf)
+    }
+
+    pub fn encode_udaf(&self, udaf: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        let group_keys = group_key_count(udaf);
+        let ours = udaf.inner().is::<AggregateUdf>() || group_keys.is_some();
+        self.encode(udaf.name(), ours, group_keys, buf)
+    }
+
+    /// A registered function's identity; nothing for DataFusion's own functions, which the
+    /// receiving side resolves by name.
+    fn encode(
+        &self,
+        name: &str,
+        ours: bool,
+        group_keys: Option<usize>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        match self.catalog.get(name) {
+            Some(entry) => {
+                let call = Call {
+                    identity: Identity::of(&entry),
+                    group_keys,
+                };
+                let bytes = postcard::to_stdvec(&call)
+                    .map_err(|e| DataFusionError::Internal(format!("encoding `{name}`: {e}")))?;
+                buf.extend_from_slice(&bytes);
+                Ok(())
+            }
+            None if ours => plan_err!(
+                "`{name}` is called inline (not registered), which a Ballista cluster cannot \
+                 resolve: register the function, on the client and in the scheduler's and \
+                 executors' function list"
+            ),
+            None => Ok(()),
+        }
+    }
+
+    pub fn decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match self.decode(name, buf)? {
+            (EngineFunction::Scalar(udf), None) => Ok(udf),
+            _ => plan_err!("`{name}` is not a scalar function here"),
+        }
+    }
+
+    pub fn decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        match self.decode(name, buf)? {
+            (EngineFunction::Aggregate(udaf), None) => Ok(udaf),
+            (EngineFunction::Aggregate(udaf), Some(keys)) => {
+                with_group_keys(&udaf, keys).map(Arc::new).ok_or_else(|| {
+                    DataFusionError::Plan(format!("`{name}` cannot take group keys here"))
+                })
+            }
+            _ => plan_err!("`{name}` is not an aggregate function here"),
+        }
+    }
+
+    /// The function a call names, with the group keys its aggregate call takes.
+    fn decode(&self, name: &str, buf: &[u8]) -> Result<(EngineFunction, Option<usize>)> {
+        let Some(entry) = self.catalog.get(name) else {
+            return plan_err!(
+                "the query calls `{name}`, which this Ballista scheduler or executor does not \
+                 have: register it in the function list its binary is built with, as on the \
+                 client"
+            );
+        };
+        let call: Call = postcard::from_bytes(buf).map_err(|e| {
+            DataFusionError::Plan(format!("the call of `{name}` arrived garbled: {e}"))
+        })?;
+        let sent = call.identity;
+        let here = Identity::of(&entry);
+        if sent != here {
+            return plan_err!(
+                "`{name}` differs between the client and this Ballista scheduler or executor: \
+                 the client has {} `{}`, this side {} `{}`; build both from the same functions",
+                sent.kind,
+                sent.signatures.join("`, `"),
+                here.kind,
+                here.signatures.join("`, `")
+            );
+        }
+        let function = EngineFunction::new(
+            &entry.name,
+            &entry.function,
+            entry.spec.clone(),
+            &self.metrics,
+        )?;
+        Ok((function, call.group_keys))
+    }
+}
