@@ -138,6 +138,12 @@ async fn client(scheduler_port: u16) {
         "SELECT customer, hashCode(customer) AS h, SUM(price * quantity) AS spent, \
                 WeightedAvg(CAST(quantity AS BIGINT), CAST(order_id AS INT)) AS w \
          FROM orders GROUP BY customer ORDER BY customer",
+        "SELECT order_id, word, length, tour FROM orders, \
+                LATERAL TABLE(SplitFunction(product)) AS x(word, length), \
+                LATERAL TABLE(AsyncBackgroundFunction(customer)) \
+         ORDER BY order_id, word",
+        "SELECT * FROM Top2(TABLE (SELECT customer, CAST(quantity AS INT) AS q FROM orders) \
+         PARTITION BY customer) ORDER BY customer, rank",
     ] {
         let expected = rows(&local, sql).await;
         assert!(!expected.is_empty(), "{sql} gives no rows locally");

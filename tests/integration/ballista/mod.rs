@@ -3,4 +3,5 @@
 //! error, naming the node or table, for what a cluster cannot run yet.
 
 mod cluster;
+mod round_trip;
 mod standalone;

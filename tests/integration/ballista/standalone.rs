@@ -94,15 +94,86 @@ async fn in_memory_tables_travel_with_the_plan() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_functions_joined_laterally_give_the_local_rows() {
+    let bounds = column(
+        "hi",
+        "INT",
+        vec![Value::Int(3), Value::Int(0), Value::Int(2)],
+    );
+    let ids = column(
+        "id",
+        "INT",
+        vec![Value::Int(1), Value::Int(2), Value::Int(3)],
+    );
+    let (cluster, local) = cluster_and_local(&[("bounds", vec![ids, bounds])]).await;
+    same_rows(
+        &cluster,
+        &local,
+        "SELECT order_id, word, length FROM orders, \
+                LATERAL TABLE(SplitFunction(product)) AS x(word, length) \
+         ORDER BY order_id, word",
+    )
+    .await;
+    // The LEFT join keeps the row whose series is empty (hi = 0), with NULL.
+    let series = same_rows(
+        &cluster,
+        &local,
+        "SELECT id, f0 FROM bounds LEFT JOIN LATERAL TABLE(generate_series_function(1, hi)) \
+         ON TRUE ORDER BY id, f0",
+    )
+    .await;
+    assert_eq!(series.len(), 3 + 1 + 2, "{series:?}");
+    // An asynchronous table function, and a call on its own.
+    same_rows(
+        &cluster,
+        &local,
+        "SELECT customer, tour FROM orders, LATERAL TABLE(AsyncBackgroundFunction(customer)) \
+         ORDER BY order_id",
+    )
+    .await;
+    same_rows(
+        &cluster,
+        &local,
+        "SELECT * FROM TABLE(generate_series_function(1, 4))",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_aggregates_give_the_local_rows() {
+    let (cluster, local) = cluster_and_local(&[]).await;
+    let top = same_rows(
+        &cluster,
+        &local,
+        "SELECT * FROM Top2(TABLE (SELECT customer, CAST(quantity AS INT) AS q FROM orders) \
+         PARTITION BY customer) ORDER BY customer, rank",
+    )
+    .await;
+    assert!(
+        top.len() > 8,
+        "eight customers, some with two orders: {top:?}"
+    );
+    // One group of every row: the partial accumulators are merged.
+    same_rows(
+        &cluster,
+        &local,
+        "SELECT * FROM Top2(TABLE (SELECT CAST(quantity AS INT) AS q FROM orders)) ORDER BY rank",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_without_an_encoding_fails_the_query_by_name() {
     let (cluster, _) = cluster_and_local(&[]).await;
     let message = error(
         &cluster,
-        "SELECT order_id, word FROM orders, LATERAL TABLE(SplitFunction(product)) AS x(word, length)",
+        "SELECT * FROM counter(input => TABLE (SELECT customer, order_id FROM orders) \
+         PARTITION BY customer)",
     )
     .await;
     assert!(
-        message.contains("cannot run on a Ballista cluster yet") && message.contains("Lateral"),
+        message.contains("cannot run on a Ballista cluster yet")
+            && message.contains("ProcessTableFunction"),
         "{message}"
     );
 }

@@ -1,7 +1,9 @@
 //! The logical and physical plan codecs a client, scheduler and executors share: Ballista's
-//! own, plus the project's functions and in-memory tables. Anything else the project adds to
-//! a plan is refused by name when the plan is sent, never dropped on the way.
+//! own, plus the project's functions, in-memory tables and nodes (one file each). A node of
+//! the project's without an encoding yet is refused by name when the plan is sent, never
+//! dropped on the way.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
@@ -16,11 +18,33 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use super::functions::FunctionCodec;
-use super::memory_table;
+use super::{lateral, memory_table, table_aggregate, wire};
+use crate::ops::lateral::{LateralExec, LateralNode};
+use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 
 /// Tags the table encodings: one of Ballista's, or an in-memory table of ours.
 const BALLISTA_TABLE: u8 = 0;
 const MEMORY_TABLE: u8 = 1;
+
+/// The start of each node encoding of ours, then its kind: Ballista's own are protobuf
+/// messages, which cannot start so.
+const OURS: &[u8] = b"udf\x01";
+const LATERAL: u8 = 1;
+const TABLE_AGGREGATE: u8 = 2;
+
+/// `encoded` as the node of `kind`.
+fn tagged(kind: u8, encoded: Vec<u8>, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(OURS);
+    buf.push(kind);
+    buf.extend_from_slice(&encoded);
+}
+
+/// The kind and encoding of a node of ours; `None` for Ballista's.
+fn untagged(buf: &[u8]) -> Option<(u8, &[u8])> {
+    buf.strip_prefix(OURS)?
+        .split_first()
+        .map(|(kind, rest)| (*kind, rest))
+}
 
 #[derive(Debug)]
 pub struct LogicalCodec {
@@ -44,10 +68,31 @@ impl LogicalExtensionCodec for LogicalCodec {
         inputs: &[LogicalPlan],
         ctx: &TaskContext,
     ) -> Result<Extension> {
-        self.ballista.try_decode(buf, inputs, ctx)
+        match untagged(buf) {
+            Some((LATERAL, rest)) => lateral::decode_node(rest, inputs, ctx, &self.functions, self),
+            Some((TABLE_AGGREGATE, rest)) => {
+                table_aggregate::decode_node(rest, inputs, ctx, &self.functions, self)
+            }
+            Some((kind, _)) => unknown_kind(kind),
+            None => self.ballista.try_decode(buf, inputs, ctx),
+        }
     }
 
     fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        let any = node.node.as_any();
+        if let Some(lateral) = any.downcast_ref::<LateralNode>() {
+            tagged(
+                LATERAL,
+                lateral::encode_node(lateral, &self.functions, self)?,
+                buf,
+            );
+            return Ok(());
+        }
+        if let Some(aggregate) = any.downcast_ref::<TableAggregateNode>() {
+            let encoded = table_aggregate::encode_node(aggregate, &self.functions, self)?;
+            tagged(TABLE_AGGREGATE, encoded, buf);
+            return Ok(());
+        }
         self.ballista.try_encode(node, buf).or_else(|_| {
             plan_err!(
                 "the plan node `{}` cannot run on a Ballista cluster yet: run this query on a \
@@ -150,6 +195,18 @@ impl PhysicalCodec {
     }
 }
 
+impl PhysicalCodec {
+    fn wire<'a>(
+        &'a self,
+        converter: &'a dyn PhysicalProtoConverterExtension,
+    ) -> wire::Physical<'a> {
+        wire::Physical {
+            codec: self,
+            converter,
+        }
+    }
+}
+
 impl PhysicalExtensionCodec for PhysicalCodec {
     fn try_decode(
         &self,
@@ -158,7 +215,17 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         ctx: &TaskContext,
         converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.ballista.try_decode(buf, inputs, ctx, converter)
+        match untagged(buf) {
+            Some((LATERAL, rest)) => {
+                lateral::decode_exec(rest, inputs, ctx, &self.functions, &self.wire(converter))
+            }
+            Some((TABLE_AGGREGATE, rest)) => {
+                let wire = self.wire(converter);
+                table_aggregate::decode_exec(rest, inputs, ctx, &self.functions, &wire)
+            }
+            Some((kind, _)) => unknown_kind(kind),
+            None => self.ballista.try_decode(buf, inputs, ctx, converter),
+        }
     }
 
     fn try_encode(
@@ -167,6 +234,18 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         buf: &mut Vec<u8>,
         converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
+        let any = node.as_ref() as &dyn Any;
+        if let Some(lateral) = any.downcast_ref::<LateralExec>() {
+            let encoded = lateral::encode_exec(lateral, &self.functions, &self.wire(converter))?;
+            tagged(LATERAL, encoded, buf);
+            return Ok(());
+        }
+        if let Some(aggregate) = any.downcast_ref::<TableAggregateExec>() {
+            let wire = self.wire(converter);
+            let encoded = table_aggregate::encode_exec(aggregate, &self.functions, &wire)?;
+            tagged(TABLE_AGGREGATE, encoded, buf);
+            return Ok(());
+        }
         let name = node.name().to_owned();
         self.ballista.try_encode(node, buf, converter).or_else(|_| {
             plan_err!(
@@ -191,4 +270,11 @@ impl PhysicalExtensionCodec for PhysicalCodec {
     fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
         self.functions.encode_udaf(node, buf)
     }
+}
+
+fn unknown_kind<T>(kind: u8) -> Result<T> {
+    plan_err!(
+        "a plan node of kind {kind} arrived, which this side does not know: are the client, \
+         scheduler and executors built from the same version?"
+    )
 }

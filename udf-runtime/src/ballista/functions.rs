@@ -8,7 +8,8 @@ use datafusion::common::{DataFusionError, Result, plan_err};
 use datafusion::logical_expr::async_udf::AsyncScalarUDF;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use serde::{Deserialize, Serialize};
-use udf_core::Metrics;
+use udf_core::types::DataType;
+use udf_core::{Metrics, OutputType};
 
 use crate::functions::aggregate::group_keys::{group_key_count, with_group_keys};
 use crate::functions::aggregate::udf::AggregateUdf;
@@ -18,7 +19,7 @@ use crate::session::catalog::{Catalog, CatalogEntry};
 
 /// What travels with a call: enough to check that the receiving side has the same function.
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
-struct Identity {
+pub struct Identity {
     kind: String,
     signatures: Vec<String>,
 }
@@ -60,6 +61,41 @@ impl FunctionCodec {
         FunctionCodec { catalog, metrics }
     }
 
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The identity of the registered function `name`, to send with a node that calls it.
+    pub fn identity(&self, name: &str) -> Result<Identity> {
+        match self.catalog.get(name) {
+            Some(entry) => Ok(Identity::of(&entry)),
+            None => not_registered(name),
+        }
+    }
+
+    /// The registered function `name`, if it is the one the sender had (`sent`).
+    pub fn resolve(&self, name: &str, sent: &Identity) -> Result<CatalogEntry> {
+        let Some(entry) = self.catalog.get(name) else {
+            return plan_err!(
+                "the query calls `{name}`, which this Ballista scheduler or executor does not \
+                 have: register it in the function list its binary is built with, as on the \
+                 client"
+            );
+        };
+        let here = Identity::of(&entry);
+        if *sent != here {
+            return plan_err!(
+                "`{name}` differs between the client and this Ballista scheduler or executor: \
+                 the client has {} `{}`, this side {} `{}`; build both from the same functions",
+                sent.kind,
+                sent.signatures.join("`, `"),
+                here.kind,
+                here.signatures.join("`, `")
+            );
+        }
+        Ok(entry)
+    }
+
     pub fn encode_udf(&self, udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
         let ours = udf.inner().is::<ScalarUdf>() || udf.inner().is::<AsyncScalarUDF>();
         self.encode(udf.name(), ours, None, buf)
@@ -80,24 +116,17 @@ impl FunctionCodec {
         group_keys: Option<usize>,
         buf: &mut Vec<u8>,
     ) -> Result<()> {
-        match self.catalog.get(name) {
-            Some(entry) => {
-                let call = Call {
-                    identity: Identity::of(&entry),
-                    group_keys,
-                };
-                let bytes = postcard::to_stdvec(&call)
-                    .map_err(|e| DataFusionError::Internal(format!("encoding `{name}`: {e}")))?;
-                buf.extend_from_slice(&bytes);
-                Ok(())
-            }
-            None if ours => plan_err!(
-                "`{name}` is called inline (not registered), which a Ballista cluster cannot \
-                 resolve: register the function, on the client and in the scheduler's and \
-                 executors' function list"
-            ),
-            None => Ok(()),
+        if self.catalog.get(name).is_none() && !ours {
+            return Ok(());
         }
+        let call = Call {
+            identity: self.identity(name)?,
+            group_keys,
+        };
+        let bytes = postcard::to_stdvec(&call)
+            .map_err(|e| DataFusionError::Internal(format!("encoding `{name}`: {e}")))?;
+        buf.extend_from_slice(&bytes);
+        Ok(())
     }
 
     pub fn decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
@@ -121,28 +150,10 @@ impl FunctionCodec {
 
     /// The function a call names, with the group keys its aggregate call takes.
     fn decode(&self, name: &str, buf: &[u8]) -> Result<(EngineFunction, Option<usize>)> {
-        let Some(entry) = self.catalog.get(name) else {
-            return plan_err!(
-                "the query calls `{name}`, which this Ballista scheduler or executor does not \
-                 have: register it in the function list its binary is built with, as on the \
-                 client"
-            );
-        };
         let call: Call = postcard::from_bytes(buf).map_err(|e| {
             DataFusionError::Plan(format!("the call of `{name}` arrived garbled: {e}"))
         })?;
-        let sent = call.identity;
-        let here = Identity::of(&entry);
-        if sent != here {
-            return plan_err!(
-                "`{name}` differs between the client and this Ballista scheduler or executor: \
-                 the client has {} `{}`, this side {} `{}`; build both from the same functions",
-                sent.kind,
-                sent.signatures.join("`, `"),
-                here.kind,
-                here.signatures.join("`, `")
-            );
-        }
+        let entry = self.resolve(name, &call.identity)?;
         let function = EngineFunction::new(
             &entry.name,
             &entry.function,
@@ -151,4 +162,23 @@ impl FunctionCodec {
         )?;
         Ok((function, call.group_keys))
     }
+}
+
+/// The row type a table function's or table aggregate's signature `signature` emits.
+pub fn fixed_row_type(entry: &CatalogEntry, signature: usize) -> Result<DataType> {
+    match entry.spec.signatures.get(signature).map(|s| &s.output) {
+        Some(OutputType::Fixed(row_type)) => Ok(row_type.clone()),
+        _ => plan_err!(
+            "`{}` has no signature {signature} with a fixed row type here",
+            entry.name
+        ),
+    }
+}
+
+fn not_registered<T>(name: &str) -> Result<T> {
+    plan_err!(
+        "`{name}` is called inline (not registered), which a Ballista cluster cannot resolve: \
+         register the function, on the client and in the scheduler's and executors' function \
+         list"
+    )
 }

@@ -24,8 +24,12 @@ mod codec;
 mod executor;
 mod flags;
 mod functions;
+mod lateral;
 mod memory_table;
+mod plan_codec;
 mod scheduler;
+mod table_aggregate;
+mod wire;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -39,6 +43,7 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 
 pub use executor::{ExecutorOptions, executor_main, run_executor};
+pub use plan_codec::PlanCodec;
 pub use scheduler::{Scheduler, SchedulerOptions, scheduler_main};
 
 use crate::Session;

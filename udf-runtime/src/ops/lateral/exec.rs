@@ -59,6 +59,21 @@ impl LateralExec {
     }
 }
 
+impl LateralExec {
+    /// The call's arguments, evaluated over the input.
+    pub(crate) fn args(&self) -> &[Arc<dyn PhysicalExpr>] {
+        &self.args
+    }
+
+    pub(crate) fn call(&self) -> &ResolvedCall {
+        &self.call
+    }
+
+    pub(crate) fn join(&self) -> LateralJoin {
+        self.join
+    }
+}
+
 impl DisplayAs for LateralExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();

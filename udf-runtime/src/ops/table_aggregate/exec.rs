@@ -108,6 +108,28 @@ impl TableAggregateExec {
         }
     }
 
+    pub(crate) fn group_by(&self) -> &[Arc<dyn PhysicalExpr>] {
+        &self.group_by
+    }
+
+    /// The arguments, cast to the parameter types where needed.
+    pub(crate) fn args(&self) -> &[Arc<dyn PhysicalExpr>] {
+        &self.args
+    }
+
+    pub(crate) fn call(&self) -> &TableAggregateCall {
+        &self.call
+    }
+
+    pub(crate) fn signature(&self) -> usize {
+        self.signature
+    }
+
+    /// Whether it runs under checkpoints (routing its input itself).
+    pub(crate) fn is_checkpointed(&self) -> bool {
+        self.router.is_some()
+    }
+
     /// This exec over `region`, checkpointed (`KeyedExec::checkpointed`).
     fn checkpointed_over(
         &self,
