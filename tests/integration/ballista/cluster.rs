@@ -144,6 +144,8 @@ async fn client(scheduler_port: u16) {
          ORDER BY order_id, word",
         "SELECT * FROM Top2(TABLE (SELECT customer, CAST(quantity AS INT) AS q FROM orders) \
          PARTITION BY customer) ORDER BY customer, rank",
+        "SELECT * FROM counter(input => TABLE (SELECT customer, order_id FROM orders) \
+         PARTITION BY customer) ORDER BY customer, cnt",
     ] {
         let expected = rows(&local, sql).await;
         assert!(!expected.is_empty(), "{sql} gives no rows locally");

@@ -8,7 +8,8 @@ use crate::support::{batch, column};
 
 /// Queries of every kind a cluster takes today: scalar, async scalar, aggregate (with a
 /// function without `merge`), lateral joins of sync and async table functions, a call on its
-/// own, table aggregates (grouped, merged, emitting a changelog), files and in-memory tables.
+/// own, table aggregates (grouped, merged, emitting a changelog), process table functions
+/// (keyed, row by row with a scalar argument, without a table), files and in-memory tables.
 const QUERIES: &[&str] = &[
     "SELECT order_id, SubstringFunction(product, 0, 4), string_hash(customer, 'c'), \
             power_func(price, 2.0) FROM orders WHERE quantity > 1",
@@ -27,6 +28,11 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM Top2(TABLE (SELECT CAST(quantity AS INT) AS q FROM orders))",
     "SELECT * FROM Top2WithRetract(TABLE (SELECT k, CAST(v AS INT) AS v FROM t) PARTITION BY k, \
      changelog => TRUE)",
+    "SELECT * FROM counter(input => TABLE (SELECT customer, order_id FROM orders) \
+     PARTITION BY customer)",
+    "SELECT * FROM RepeatRows(input => TABLE (SELECT CAST(quantity AS INT) AS v FROM orders), \
+     times => 2)",
+    "SELECT * FROM DuplicatorFunction(1, 'a')",
 ];
 
 async fn session() -> Session {

@@ -2,7 +2,9 @@ use udf_core::Value;
 use udf_examples::catalog::register_all;
 use udf_runtime::Session;
 
-use crate::support::{Column, batch, column, error, rows, strs};
+use std::time::Duration;
+
+use crate::support::{Column, batch, column, error, events, explain, rows, strs};
 
 /// A standalone cluster and a local session, each with every example function and the
 /// bundled `orders` table, and `extra` tables registered on both.
@@ -163,17 +165,51 @@ async fn table_aggregates_give_the_local_rows() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_without_an_encoding_fails_the_query_by_name() {
-    let (cluster, _) = cluster_and_local(&[]).await;
+async fn process_table_functions_give_the_local_rows() {
+    let (cluster, local) = cluster_and_local(&[]).await;
+    // Keyed state per customer: the cluster shuffles rows by key, one processor per partition.
+    let counts = same_rows(
+        &cluster,
+        &local,
+        "SELECT * FROM counter(input => TABLE (SELECT customer, order_id FROM orders) \
+         PARTITION BY customer) ORDER BY customer, cnt",
+    )
+    .await;
+    assert_eq!(counts.len(), 12, "one row per order: {counts:?}");
+    // Row semantics: rows processed where they are, a scalar argument with the call.
+    let repeated = same_rows(
+        &cluster,
+        &local,
+        "SELECT * FROM RepeatRows(input => TABLE (SELECT CAST(quantity AS INT) AS v FROM orders), \
+         times => 2) ORDER BY copy, v2",
+    )
+    .await;
+    assert_eq!(repeated.len(), 24, "two copies of each order: {repeated:?}");
+    // Without a table: one call over one empty row.
+    let duplicated = same_rows(&cluster, &local, "SELECT * FROM DuplicatorFunction(1, 'a')").await;
+    assert_eq!(duplicated.len(), 2, "{duplicated:?}");
+    assert!(
+        explain(
+            &cluster,
+            "SELECT * FROM counter(input => TABLE orders PARTITION BY customer)"
+        )
+        .await
+        .contains("rows partitioned by key upstream"),
+        "the plan shows the shuffle"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_with_a_time_attribute_is_refused_by_name() {
+    let (cluster, _) = cluster_and_local(&[("events", events(&["a", "b"], &[1000, 2000]))]).await;
+    cluster.declare_watermark("events", "ts", Duration::ZERO);
     let message = error(
         &cluster,
-        "SELECT * FROM counter(input => TABLE (SELECT customer, order_id FROM orders) \
-         PARTITION BY customer)",
+        "SELECT * FROM counter(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
     )
     .await;
     assert!(
-        message.contains("cannot run on a Ballista cluster yet")
-            && message.contains("ProcessTableFunction"),
+        message.contains("`counter` takes a time attribute"),
         "{message}"
     );
 }

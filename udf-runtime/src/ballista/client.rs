@@ -2,7 +2,7 @@
 //! DataFrame API as a local session), executed by the cluster's scheduler and executors.
 
 use ballista::prelude::SessionContextExt;
-use ballista_core::extension::SessionStateExt;
+use ballista_core::extension::{SessionConfigExt, SessionStateExt};
 use datafusion::common::{Result, plan_err};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
@@ -37,7 +37,9 @@ impl Session {
     /// session's state, so a plan that only works in-process can pass here: test against
     /// separate processes too.
     pub async fn standalone(register: impl FnOnce(&Session) -> Result<()>) -> Result<Session> {
-        let session = Session::with_config(static_planning(SessionConfig::new()));
+        // Planned as a cluster's scheduler plans (the in-process scheduler plans with this
+        // session's state).
+        let session = Session::with_config(static_planning(SessionConfig::new_with_ballista()));
         register(&session)?;
         let codecs = Codecs::of(&session);
         let state = codecs.install(session.context().state());

@@ -18,8 +18,10 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use super::functions::FunctionCodec;
-use super::{lateral, memory_table, table_aggregate, wire};
+use super::{lateral, memory_table, ptf, table_aggregate, wire};
 use crate::ops::lateral::{LateralExec, LateralNode};
+use crate::ops::ptf::PtfNode;
+use crate::ops::ptf::exec::PtfExec;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 
 /// Tags the table encodings: one of Ballista's, or an in-memory table of ours.
@@ -31,6 +33,7 @@ const MEMORY_TABLE: u8 = 1;
 const OURS: &[u8] = b"udf\x01";
 const LATERAL: u8 = 1;
 const TABLE_AGGREGATE: u8 = 2;
+const PROCESS_TABLE_FUNCTION: u8 = 3;
 
 /// `encoded` as the node of `kind`.
 fn tagged(kind: u8, encoded: Vec<u8>, buf: &mut Vec<u8>) {
@@ -73,6 +76,9 @@ impl LogicalExtensionCodec for LogicalCodec {
             Some((TABLE_AGGREGATE, rest)) => {
                 table_aggregate::decode_node(rest, inputs, ctx, &self.functions, self)
             }
+            Some((PROCESS_TABLE_FUNCTION, rest)) => {
+                ptf::decode_node(rest, inputs, ctx, &self.functions, self)
+            }
             Some((kind, _)) => unknown_kind(kind),
             None => self.ballista.try_decode(buf, inputs, ctx),
         }
@@ -91,6 +97,11 @@ impl LogicalExtensionCodec for LogicalCodec {
         if let Some(aggregate) = any.downcast_ref::<TableAggregateNode>() {
             let encoded = table_aggregate::encode_node(aggregate, &self.functions, self)?;
             tagged(TABLE_AGGREGATE, encoded, buf);
+            return Ok(());
+        }
+        if let Some(call) = any.downcast_ref::<PtfNode>() {
+            let encoded = ptf::encode_node(call, &self.functions, self)?;
+            tagged(PROCESS_TABLE_FUNCTION, encoded, buf);
             return Ok(());
         }
         self.ballista.try_encode(node, buf).or_else(|_| {
@@ -183,12 +194,15 @@ impl LogicalExtensionCodec for LogicalCodec {
 #[derive(Debug)]
 pub struct PhysicalCodec {
     functions: FunctionCodec,
+    /// For the logical expressions an exec keeps (a PTF call's).
+    logical: LogicalCodec,
     ballista: BallistaPhysicalExtensionCodec,
 }
 
 impl PhysicalCodec {
     pub fn new(functions: FunctionCodec) -> Self {
         PhysicalCodec {
+            logical: LogicalCodec::new(functions.clone()),
             functions,
             ballista: BallistaPhysicalExtensionCodec::default(),
         }
@@ -223,6 +237,10 @@ impl PhysicalExtensionCodec for PhysicalCodec {
                 let wire = self.wire(converter);
                 table_aggregate::decode_exec(rest, inputs, ctx, &self.functions, &wire)
             }
+            Some((PROCESS_TABLE_FUNCTION, rest)) => {
+                let wire = self.wire(converter);
+                ptf::decode_exec(rest, inputs, ctx, &self.functions, &self.logical, &wire)
+            }
             Some((kind, _)) => unknown_kind(kind),
             None => self.ballista.try_decode(buf, inputs, ctx, converter),
         }
@@ -244,6 +262,12 @@ impl PhysicalExtensionCodec for PhysicalCodec {
             let wire = self.wire(converter);
             let encoded = table_aggregate::encode_exec(aggregate, &self.functions, &wire)?;
             tagged(TABLE_AGGREGATE, encoded, buf);
+            return Ok(());
+        }
+        if let Some(call) = any.downcast_ref::<PtfExec>() {
+            let wire = self.wire(converter);
+            let encoded = ptf::encode_exec(call, &self.functions, &self.logical, &wire)?;
+            tagged(PROCESS_TABLE_FUNCTION, encoded, buf);
             return Ok(());
         }
         let name = node.name().to_owned();

@@ -27,6 +27,7 @@ mod functions;
 mod lateral;
 mod memory_table;
 mod plan_codec;
+mod ptf;
 mod scheduler;
 mod table_aggregate;
 mod wire;
@@ -50,6 +51,16 @@ use crate::Session;
 use codec::{LogicalCodec, PhysicalCodec};
 use flags::{Flag, usage};
 use functions::FunctionCodec;
+
+/// Whether a session plans for a Ballista cluster (its scheduler's sessions, and a standalone
+/// cluster's): operators that shuffle rows themselves in a local plan show the shuffle in the
+/// plan instead, where the cluster cuts a stage.
+pub(crate) fn plans_for_a_cluster(options: &datafusion::config::ConfigOptions) -> bool {
+    options
+        .extensions
+        .get::<ballista_core::config::BallistaConfig>()
+        .is_some()
+}
 
 /// Registers the user's functions on a session: the client, the scheduler and every executor
 /// run the same list, so all know the same functions.

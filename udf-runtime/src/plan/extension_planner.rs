@@ -95,12 +95,14 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                     kinds,
                 });
             }
-            return Ok(Some(Arc::new(PtfExec::new(
-                inputs,
-                node.call.clone(),
-                Arc::new(node.schema.as_arrow().clone()),
-                session.config().target_partitions(),
-            ))));
+            let schema = Arc::new(node.schema.as_arrow().clone());
+            let processors = session.config().target_partitions();
+            let exec = if crate::ballista::plans_for_a_cluster(session.config_options()) {
+                PtfExec::on_cluster(inputs, node.call.clone(), schema, processors)?
+            } else {
+                PtfExec::new(inputs, node.call.clone(), schema, processors)
+            };
+            return Ok(Some(Arc::new(exec)));
         }
         if let Some(node) = node.as_any().downcast_ref::<WindowTvfNode>() {
             if let WindowKind::Session { .. } = node.window {

@@ -45,6 +45,9 @@ pub struct PtfExec {
     committing_sink: bool,
     /// The disk store of the current run, with the disk backend.
     disk: Arc<DiskRuns>,
+    /// Planned for a cluster: rows with set semantics arrive hash-partitioned by key (a
+    /// shuffle the plan shows), and processor `p` reads its input's partition `p`.
+    on_cluster: bool,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
@@ -62,7 +65,30 @@ enum Routing {
 
 impl PtfExec {
     pub fn new(inputs: Vec<PtfInput>, call: PtfCall, schema: SchemaRef, processors: usize) -> Self {
-        Self::build(inputs, call, schema, processors, false)
+        Self::build(inputs, call, schema, processors, false, false)
+    }
+
+    /// The exec of a plan for a cluster: its input is hash-partitioned by the PARTITION BY
+    /// keys upstream, so that the cluster cuts a stage there and each task runs one
+    /// processor over its partition. A call this cannot run is a planning error.
+    pub fn on_cluster(
+        inputs: Vec<PtfInput>,
+        call: PtfCall,
+        schema: SchemaRef,
+        processors: usize,
+    ) -> Result<Self> {
+        let name = &call.name;
+        if routing(&call, &inputs) == Routing::ByKey && inputs.len() > 1 {
+            return plan_err!(
+                "`{name}` takes several tables, which a Ballista cluster cannot co-partition yet: run this query on a local session"
+            );
+        }
+        if call.event_time().is_some() {
+            return plan_err!(
+                "`{name}` takes a time attribute, whose watermarks a Ballista cluster cannot carry across its shuffle yet (they combine per source partition): run this query on a local session"
+            );
+        }
+        Ok(Self::build(inputs, call, schema, processors, false, true))
     }
 
     /// This exec with its output taken by a committing sink.
@@ -82,6 +108,7 @@ impl PtfExec {
             self.schema.clone(),
             self.processors,
             true,
+            self.on_cluster,
         )
     }
 
@@ -91,10 +118,12 @@ impl PtfExec {
         schema: SchemaRef,
         processors: usize,
         committing_sink: bool,
+        on_cluster: bool,
     ) -> Self {
         let routing = routing(&call, &inputs);
         let partitions = match routing {
             Routing::Single => 1,
+            Routing::ByKey if on_cluster => inputs[0].plan.output_partitioning().partition_count(),
             Routing::ByKey => processors.max(1),
             Routing::AsIs => inputs[0].plan.output_partitioning().partition_count(),
         };
@@ -116,10 +145,11 @@ impl PtfExec {
                 sink: committing_sink,
                 ..target
             });
+        // On a cluster, keyed rows arrive partitioned: each processor reads its own partition.
         let router = Arc::new(Router::new(
             router_inputs,
             partitions,
-            routing == Routing::AsIs,
+            routing == Routing::AsIs || on_cluster,
             checkpoint,
         ));
         let bounded = if inputs
@@ -146,6 +176,7 @@ impl PtfExec {
             router,
             committing_sink,
             disk: Arc::default(),
+            on_cluster,
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         }
@@ -153,6 +184,27 @@ impl PtfExec {
 
     fn routing(&self) -> Routing {
         routing(&self.call, &self.inputs)
+    }
+
+    pub(crate) fn inputs(&self) -> &[PtfInput] {
+        &self.inputs
+    }
+
+    pub(crate) fn call(&self) -> &PtfCall {
+        &self.call
+    }
+
+    /// The session's target partitions, which a local plan routes rows to.
+    pub(crate) fn processors(&self) -> usize {
+        self.processors
+    }
+
+    pub(crate) fn committing_sink(&self) -> bool {
+        self.committing_sink
+    }
+
+    pub(crate) fn is_on_cluster(&self) -> bool {
+        self.on_cluster
     }
 
     /// What checkpoints save of this call; a planning error if they cannot.
@@ -227,6 +279,7 @@ impl DisplayAs for PtfExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let processors = self.properties.output_partitioning().partition_count();
         let routing = match self.routing() {
+            Routing::ByKey if self.on_cluster => "rows partitioned by key upstream",
             Routing::ByKey => "rows routed by key hash",
             Routing::Single => "one processor",
             Routing::AsIs => "rows processed where they are",
@@ -249,6 +302,15 @@ impl ExecutionPlan for PtfExec {
     }
 
     fn input_distribution_requirements(&self) -> InputDistributionRequirements {
+        if self.on_cluster && self.routing() == Routing::ByKey {
+            // A shuffle the cluster sees and cuts a stage at.
+            return InputDistributionRequirements::new(
+                self.inputs
+                    .iter()
+                    .map(|input| Distribution::KeyPartitioned(input.keys.clone()))
+                    .collect(),
+            );
+        }
         // The exec routes rows to its processors itself, watermarks with them.
         InputDistributionRequirements::new(vec![
             Distribution::UnspecifiedDistribution;
@@ -311,6 +373,7 @@ impl ExecutionPlan for PtfExec {
             self.schema.clone(),
             self.processors,
             self.committing_sink,
+            self.on_cluster,
         )))
     }
 
