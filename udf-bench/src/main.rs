@@ -4,6 +4,7 @@
 //! (the best of K runs), then the ratio of each framework workload to its baseline when both
 //! ran. Workloads and their baselines run in the same process on the same data.
 
+mod cluster;
 mod fed;
 mod source;
 mod workloads;
@@ -67,9 +68,30 @@ fn usage() -> String {
     )
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    let options = match parse(std::env::args().skip(1)) {
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // A scheduler or executor of the Ballista workloads' cluster.
+    if args.first().is_some_and(|a| a == "--serve") {
+        return match cluster::serve(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("udf-bench --serve: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("udf-bench: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(bench(args))
+}
+
+async fn bench(args: Vec<String>) -> ExitCode {
+    let options = match parse(args.into_iter()) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("{message}");
@@ -87,6 +109,7 @@ async fn main() -> ExitCode {
 
 async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
     let mut rates = Vec::new();
+    let mut cluster: Option<cluster::Cluster> = None;
     for name in &options.workloads {
         let workload = workloads::find(name).expect("checked while parsing");
         if let Some(keys) = workload.restore_keys {
@@ -96,11 +119,20 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
             continue;
         }
         let input_rows = workload.rows.unwrap_or(options.rows);
-        let session = Session::with_config(
-            udf_runtime::datafusion::prelude::SessionConfig::new()
-                .with_target_partitions(options.partitions),
-        );
-        source::register(&session, input_rows, options.partitions)?;
+        let session = if workload.cluster {
+            let cluster = match &mut cluster {
+                Some(cluster) => cluster,
+                None => cluster.insert(cluster::Cluster::start()?),
+            };
+            cluster.session(input_rows, options.partitions).await?
+        } else {
+            let session = Session::with_config(
+                udf_runtime::datafusion::prelude::SessionConfig::new()
+                    .with_target_partitions(options.partitions),
+            );
+            source::register(&session, input_rows, options.partitions)?;
+            session
+        };
         (workload.setup)(&session)?;
         let mut best = f64::INFINITY;
         let mut out_of_order = 0;

@@ -1,14 +1,19 @@
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::Child;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use udf_core::Value;
 use udf_core::prelude::*;
 use udf_examples::catalog::register_all;
 use udf_runtime::Session;
 use udf_runtime::ballista::{ExecutorOptions, Scheduler, SchedulerOptions, run_executor};
+use udf_runtime::datafusion::dataframe::DataFrameWriteOptions;
+use udf_runtime::datafusion::logical_expr::Partitioning;
+use udf_runtime::datafusion::prelude::ParquetReadOptions;
 
-use crate::support::{error, rows, spawn_test, wait_for_line};
+use crate::support::{batches_to_rows, error, rows, spawn_test, wait_for_line};
 
 /// Set in a child process: `scheduler` or `executor`; its options are in [`ARGS`].
 const ROLE: &str = "UDF_BALLISTA_ROLE";
@@ -80,6 +85,47 @@ fn only_on_the_client(x: i64) -> i64 {
     x + 1
 }
 
+/// A scheduler and two executors, each this test binary again in a process of its own;
+/// `liveness` shortens how long a silent executor is waited for. Gives the processes (the
+/// scheduler first), the scheduler's port and the executors' work directory.
+fn start_cluster(liveness: bool) -> (Processes, u16, PathBuf) {
+    let scheduler_port = free_port();
+    let mut args = vec!["--bind-port".to_owned(), scheduler_port.to_string()];
+    if liveness {
+        args.extend(["--executor-timeout".to_owned(), "3".to_owned()]);
+    }
+    let (scheduler, scheduler_lines) = spawn("scheduler", &args);
+    let mut processes = Processes(vec![scheduler]);
+    wait_for_line(&scheduler_lines, "listening on", STEP).expect("the scheduler starts");
+    let work = std::env::temp_dir().join(format!(
+        "udf-ballista-{}-{scheduler_port}",
+        std::process::id()
+    ));
+    for n in 0..2 {
+        let dir = work.join(format!("executor-{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args: Vec<String> = [
+            "--scheduler-port",
+            &scheduler_port.to_string(),
+            "--bind-port",
+            &free_port().to_string(),
+            "--bind-grpc-port",
+            &free_port().to_string(),
+            "--concurrent-tasks",
+            "2",
+            "--work-dir",
+            dir.to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if liveness {
+            args.extend(["--heartbeat-interval".to_owned(), "1".to_owned()]);
+        }
+        processes.0.push(spawn("executor", &args).0);
+    }
+    (processes, scheduler_port, work)
+}
+
 /// A scheduler and two executors as processes of their own (this binary again, built with
 /// the examples' function list): each plan crosses the codecs, with nothing shared in memory.
 #[test]
@@ -87,38 +133,80 @@ fn a_scheduler_and_two_executors_in_processes_of_their_own() {
     if let Ok(role) = std::env::var(ROLE) {
         return serve(&role);
     }
-    let scheduler_port = free_port();
-    let (scheduler, scheduler_lines) = spawn(
-        "scheduler",
-        &["--bind-port".into(), scheduler_port.to_string()],
-    );
-    let mut processes = Processes(vec![scheduler]);
-    wait_for_line(&scheduler_lines, "listening on", STEP).expect("the scheduler starts");
-    let work = std::env::temp_dir().join(format!("udf-ballista-{}", std::process::id()));
-    for n in 0..2 {
-        let dir = work.join(format!("executor-{n}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (executor, _) = spawn(
-            "executor",
-            &[
-                "--scheduler-port".into(),
-                scheduler_port.to_string(),
-                "--bind-port".into(),
-                free_port().to_string(),
-                "--bind-grpc-port".into(),
-                free_port().to_string(),
-                "--concurrent-tasks".into(),
-                "2".into(),
-                "--work-dir".into(),
-                dir.to_str().unwrap().into(),
-            ],
-        );
-        processes.0.push(executor);
-    }
+    let (processes, scheduler_port, work) = start_cluster(false);
     runtime().block_on(async {
         tokio::time::timeout(STEP * 2, client(scheduler_port))
             .await
             .expect("the queries finish in time");
+    });
+    drop(processes);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Keys and rows of the query an executor is killed in.
+const KEYS: u64 = 100;
+const ROWS: u64 = 400_000;
+
+/// One executor killed (SIGKILL) while a query runs: the query either completes, through
+/// Ballista's retries, with the right result, or fails with an error — in bounded time.
+#[test]
+fn an_executor_killed_mid_query_never_gives_wrong_rows() {
+    let (mut processes, scheduler_port, work) = start_cluster(true);
+    runtime().block_on(async {
+        let data = work.join("src");
+        let local = Session::new();
+        local
+            .sql(&format!(
+                "SELECT value AS id FROM generate_series(1, {ROWS})"
+            ))
+            .await
+            .unwrap()
+            .repartition(Partitioning::RoundRobinBatch(4))
+            .unwrap()
+            .write_parquet(data.to_str().unwrap(), DataFrameWriteOptions::new(), None)
+            .await
+            .unwrap();
+        let cluster = Session::remote(&format!("df://localhost:{scheduler_port}")).unwrap();
+        register_all(&cluster).unwrap();
+        cluster
+            .register_parquet("src", data.to_str().unwrap(), ParquetReadOptions::default())
+            .await
+            .unwrap();
+        // Each key counts its rows; the sum of every running count is known in advance.
+        let sql = format!(
+            "SELECT COUNT(*) AS n, SUM(cnt) AS total FROM counter(input => TABLE \
+             (SELECT id % {KEYS} AS k, id FROM src) PARTITION BY k)"
+        );
+        let query = tokio::spawn(async move {
+            let frame = cluster.sql(&sql).await?;
+            frame.collect().await
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let executor = &mut processes.0[1];
+        assert!(
+            !query.is_finished(),
+            "the query still runs when the executor is killed"
+        );
+        executor.kill().expect("SIGKILL the executor");
+        executor.wait().unwrap();
+        let outcome = tokio::time::timeout(STEP, query)
+            .await
+            .expect("the query ends in time")
+            .unwrap();
+        match outcome {
+            Ok(batches) => {
+                let per_key = (ROWS / KEYS) as i64;
+                assert_eq!(
+                    batches_to_rows(&batches),
+                    vec![vec![
+                        Value::BigInt(ROWS as i64),
+                        Value::BigInt(KEYS as i64 * per_key * (per_key + 1) / 2)
+                    ]],
+                    "a completed query gives the whole result"
+                );
+            }
+            Err(error) => assert!(!error.to_string().is_empty()),
+        }
     });
     drop(processes);
     let _ = std::fs::remove_dir_all(&work);

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod asynchronous;
+mod ballista;
 mod ptf;
 mod ptf_ckpt;
 mod ptf_disk;
@@ -45,6 +46,9 @@ pub struct Workload {
     pub checkpointed: Option<&'static str>,
     /// Measures a savepoint and a restore of this many keys instead (`fed::restore`).
     pub restore_keys: Option<u64>,
+    /// Runs on a Ballista cluster of a scheduler and two executors on this machine
+    /// (`cluster.rs`), reading `src` from Parquet files.
+    pub cluster: bool,
 }
 
 /// A hand-written run: what it drained.
@@ -67,6 +71,7 @@ impl Workload {
         fed: None,
         checkpointed: None,
         restore_keys: None,
+        cluster: false,
     };
 }
 
@@ -110,6 +115,9 @@ pub const ALL: &[Workload] = &[
     ptf_ckpt::PTF_TIMER_FED,
     ptf_ckpt::PTF_TIMER_CKPT,
     ptf_ckpt::PTF_RESTORE_1M,
+    ballista::SCALAR_BALLISTA,
+    ballista::AGG_BALLISTA,
+    ballista::PTF_COUNTER_BALLISTA,
 ];
 
 pub use ptf::register_counter;

@@ -31,6 +31,8 @@ pub struct ExecutorOptions {
     pub work_dir: Option<String>,
     /// How long to keep trying to reach the scheduler at start.
     pub scheduler_connect_timeout_seconds: u16,
+    /// How often it tells the scheduler it is alive.
+    pub heartbeat_interval_seconds: u64,
 }
 
 impl Default for ExecutorOptions {
@@ -45,6 +47,7 @@ impl Default for ExecutorOptions {
             concurrent_tasks: 0,
             work_dir: None,
             scheduler_connect_timeout_seconds: 30,
+            heartbeat_interval_seconds: 60,
         }
     }
 }
@@ -95,6 +98,11 @@ const FLAGS: &[Flag] = &[
         help: "seconds to keep trying to reach the scheduler at start",
         default: "30",
     },
+    Flag {
+        name: "heartbeat-interval",
+        help: "seconds between the executor's heartbeats to the scheduler",
+        default: "60",
+    },
 ];
 
 impl ExecutorOptions {
@@ -113,6 +121,7 @@ impl ExecutorOptions {
             concurrent_tasks: flags.number("concurrent-tasks")?,
             work_dir: optional("work-dir"),
             scheduler_connect_timeout_seconds: flags.number("scheduler-connect-timeout")?,
+            heartbeat_interval_seconds: flags.number("heartbeat-interval")?,
         })
     }
 }
@@ -137,6 +146,7 @@ pub async fn run_executor(
         scheduler_connect_timeout_seconds: options.scheduler_connect_timeout_seconds,
         vcores: options.concurrent_tasks,
         work_dir: options.work_dir,
+        executor_heartbeat_interval_seconds: options.heartbeat_interval_seconds,
         override_function_registry: Some(Arc::new(functions)),
         override_config_producer: Some(Arc::new(cluster_config)),
         override_logical_codec: Some(codecs.logical.clone()),

@@ -27,6 +27,8 @@ pub struct SchedulerOptions {
     pub bind_port: u16,
     /// The host executors and clients reach this scheduler at.
     pub external_host: String,
+    /// How long an executor may stay silent before its tasks are given to others.
+    pub executor_timeout_seconds: u64,
 }
 
 impl Default for SchedulerOptions {
@@ -35,6 +37,7 @@ impl Default for SchedulerOptions {
             bind_host: "127.0.0.1".into(),
             bind_port: 50050,
             external_host: "localhost".into(),
+            executor_timeout_seconds: 180,
         }
     }
 }
@@ -55,6 +58,11 @@ const FLAGS: &[Flag] = &[
         help: "the host executors reach this scheduler at",
         default: "localhost",
     },
+    Flag {
+        name: "executor-timeout",
+        help: "seconds an executor may stay silent before its tasks go to others",
+        default: "180",
+    },
 ];
 
 impl SchedulerOptions {
@@ -65,6 +73,7 @@ impl SchedulerOptions {
             bind_host: flags.text("bind-host"),
             bind_port: flags.number("bind-port")?,
             external_host: flags.text("external-host"),
+            executor_timeout_seconds: flags.number("executor-timeout")?,
         })
     }
 }
@@ -106,6 +115,9 @@ impl Scheduler {
             })),
             override_logical_codec: Some(codecs.logical.clone()),
             override_physical_codec: Some(codecs.physical.clone()),
+            executor_timeout_seconds: options.executor_timeout_seconds,
+            // Dead executors are looked for at least as often as they may stay silent.
+            expire_dead_executor_interval_seconds: options.executor_timeout_seconds.clamp(1, 15),
             ..SchedulerConfig::default()
         };
         let cluster = BallistaCluster::new_from_config(&config)
