@@ -10,10 +10,12 @@ use udf_examples::catalog::register_all;
 use udf_runtime::Session;
 use udf_runtime::ballista::{ExecutorOptions, Scheduler, SchedulerOptions, run_executor};
 use udf_runtime::datafusion::dataframe::DataFrameWriteOptions;
+use udf_runtime::datafusion::error::Result;
 use udf_runtime::datafusion::logical_expr::Partitioning;
-use udf_runtime::datafusion::prelude::ParquetReadOptions;
+use udf_runtime::datafusion::prelude::{ParquetReadOptions, SessionConfig};
 
-use crate::support::{batches_to_rows, error, rows, spawn_test, wait_for_line};
+use crate::conformance;
+use crate::support::{batch, batches_to_rows, error, rows, spawn_test, wait_for_line};
 
 /// Set in a child process: `scheduler` or `executor`; its options are in [`ARGS`].
 const ROLE: &str = "UDF_BALLISTA_ROLE";
@@ -56,6 +58,13 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// What the cluster's processes carry: the examples' functions and those of the bounded
+/// conformance cases.
+fn functions(session: &Session) -> Result<()> {
+    register_all(session)?;
+    conformance::register_bounded_functions(session)
+}
+
 /// The child's part: serve as a scheduler or an executor until killed.
 fn serve(role: &str) {
     let args: Vec<String> = std::env::var(ARGS)
@@ -67,13 +76,13 @@ fn serve(role: &str) {
         match role {
             "scheduler" => {
                 let options = SchedulerOptions::from_args(args).unwrap();
-                let scheduler = Scheduler::start(options, register_all).await.unwrap();
+                let scheduler = Scheduler::start(options, functions).await.unwrap();
                 println!("listening on {}", scheduler.address());
                 scheduler.serve().await.unwrap();
             }
             _ => {
                 let options = ExecutorOptions::from_args(args).unwrap();
-                run_executor(options, register_all).await.unwrap();
+                run_executor(options, functions).await.unwrap();
             }
         }
     });
@@ -238,6 +247,20 @@ async fn client(scheduler_port: u16) {
         let expected = rows(&local, sql).await;
         assert!(!expected.is_empty(), "{sql} gives no rows locally");
         assert_eq!(rows(&cluster, sql).await, expected, "{sql}");
+    }
+    // The bounded conformance cases, each with its input in a session of its own.
+    for (name, partitions) in conformance::BOUNDED {
+        let case = conformance::load(name);
+        let session = Session::remote_with_config(
+            &format!("df://localhost:{scheduler_port}"),
+            SessionConfig::new().with_target_partitions(*partitions),
+        )
+        .unwrap();
+        functions(&session).unwrap();
+        session
+            .register_batch(&case.input.view_name, batch(&conformance::columns(&case)))
+            .unwrap();
+        conformance::check(&case, &session).await;
     }
     cluster.register(only_on_the_client).unwrap();
     let message = error(&cluster, "SELECT only_on_the_client(order_id) FROM orders").await;

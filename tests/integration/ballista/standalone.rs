@@ -213,3 +213,15 @@ async fn a_call_with_a_time_attribute_is_refused_by_name() {
         "{message}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_fed_by_the_application_is_refused_by_name() {
+    let (cluster, _) = cluster_and_local(&[]).await;
+    let schema = batch(&events(&["a"], &[1000])).schema();
+    let _feed = cluster.register_feed("clicks", schema).unwrap();
+    let message = error(&cluster, "SELECT k FROM clicks").await;
+    assert!(
+        message.contains("table `clicks` cannot be read by a Ballista cluster"),
+        "{message}"
+    );
+}

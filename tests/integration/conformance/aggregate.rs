@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use udf_core::prelude::*;
 
-use super::{check, load, session};
+use super::{check, load, on_a_cluster, session};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct WAcc {
@@ -47,4 +47,5 @@ async fn over_rows_2_preceding() {
     let session = session(&case);
     session.register(WAvg).unwrap();
     check(&case, &session).await;
+    check(&case, &on_a_cluster(&case, 2, |s| s.register(WAvg)).await).await;
 }

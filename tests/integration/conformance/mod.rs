@@ -12,6 +12,7 @@ use serde_json::Value as Json;
 use udf_core::Value;
 use udf_core::types::{DataType, TypeKind};
 use udf_runtime::Session;
+use udf_runtime::datafusion::prelude::SessionConfig;
 
 use crate::support::{self, Backend, Column, use_backend};
 
@@ -130,12 +131,51 @@ pub fn session_as_flink_on(case: &Case, backend: Backend) -> Session {
     session
 }
 
+/// The bounded cases (a Ballista cluster runs them too) and their target partitions.
+pub const BOUNDED: &[(&str, usize)] = &[
+    ("scalar_null_handling", 2),
+    ("named_params_optional", 2),
+    ("left_join_lateral_empty", 2),
+    ("over_rows_2_preceding", 2),
+    ("ptf_counter_set_semantics", 1),
+    ("ptf_row_semantics", 1),
+];
+
+/// The functions of the bounded cases that `udf_examples::catalog::register_all` does not
+/// register (the PTFs are the examples').
+pub fn register_bounded_functions(session: &Session) -> udf_runtime::datafusion::error::Result<()> {
+    session.register(scalar::mix)?;
+    session.register(scalar::mix_prim)?;
+    session.register(scalar::null_as_zero)?;
+    session.register(scalar::greet)?;
+    session.register(table::split)?;
+    session.register(aggregate::WAvg)
+}
+
+/// The case's input in a session on a Ballista cluster in this process (standalone mode),
+/// with `partitions` target partitions and the functions `register` registers: a bounded case
+/// runs there too, each plan through the cluster's codecs.
+pub async fn on_a_cluster(
+    case: &Case,
+    partitions: usize,
+    register: impl FnOnce(&Session) -> udf_runtime::datafusion::error::Result<()>,
+) -> Session {
+    let config = SessionConfig::new().with_target_partitions(partitions);
+    let session = Session::standalone_with_config(config, register)
+        .await
+        .unwrap_or_else(|e| panic!("{}: a standalone cluster: {e}", case.case));
+    session
+        .register_batch(&case.input.view_name, support::batch(&columns(case)))
+        .unwrap_or_else(|e| panic!("{}: {e}", case.case));
+    session
+}
+
 fn session_with_partitions(case: &Case, partitions: usize) -> Session {
     support::session_with_partitions(&case.input.view_name, &columns(case), partitions)
 }
 
 /// The case's input as columns (without row kinds).
-fn columns(case: &Case) -> Vec<Column> {
+pub fn columns(case: &Case) -> Vec<Column> {
     let names: Vec<String> = case
         .input
         .schema

@@ -4,7 +4,7 @@
 
 use udf_examples::ptf::conformance::{counter, repeat_rows};
 
-use super::{check, load, session_as_flink_on};
+use super::{check, load, on_a_cluster, session_as_flink_on};
 use crate::support::{Backend, metric, rows};
 
 #[tokio::test]
@@ -23,6 +23,8 @@ async fn ptf_counter_set_semantics() {
             );
         }
     }
+    let cluster = on_a_cluster(&case, case.parallelism, |s| s.register(counter)).await;
+    check(&case, &cluster).await;
 }
 
 #[tokio::test]
@@ -33,6 +35,8 @@ async fn ptf_row_semantics() {
         session.register(repeat_rows).unwrap();
         check(&case, &session).await;
     }
+    let cluster = on_a_cluster(&case, case.parallelism, |s| s.register(repeat_rows)).await;
+    check(&case, &cluster).await;
 }
 
 #[tokio::test]

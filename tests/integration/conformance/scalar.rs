@@ -5,12 +5,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use udf_core::Value;
 use udf_core::prelude::*;
 
-use super::{check, load, session};
+use super::{check, load, on_a_cluster, session};
 use crate::support::rows;
 
 /// `a*31+b` over boxed arguments: NULL in, NULL out, decided by the function.
 #[scalar_function(name = "Mix")]
-fn mix(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+pub(super) fn mix(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     Some(a?.wrapping_mul(31).wrapping_add(b?))
 }
 
@@ -21,20 +21,20 @@ static MIX_PRIM_USE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The same over primitive arguments: strict, so never called for NULL.
 #[scalar_function(name = "MixPrim")]
-fn mix_prim(a: i64, b: i64) -> i64 {
+pub(super) fn mix_prim(a: i64, b: i64) -> i64 {
     MIX_PRIM_CALLS.fetch_add(1, Ordering::SeqCst);
     a.wrapping_mul(31).wrapping_add(b)
 }
 
 /// Boxed arguments, NULL read as 0.
 #[scalar_function(name = "NullAsZero")]
-fn null_as_zero(a: Option<i64>, b: Option<i64>) -> i64 {
+pub(super) fn null_as_zero(a: Option<i64>, b: Option<i64>) -> i64 {
     a.unwrap_or(0).wrapping_mul(31).wrapping_add(b.unwrap_or(0))
 }
 
 /// Named parameters, the second optional (omitted → NULL).
 #[scalar_function(name = "Greet")]
-fn greet(
+pub(super) fn greet(
     #[argument(type = "STRING")] name: Option<&str>,
     #[argument(optional, type = "STRING")] greeting: Option<&str>,
 ) -> String {
@@ -54,6 +54,13 @@ async fn scalar_null_handling() {
     session.register(mix_prim).unwrap();
     session.register(null_as_zero).unwrap();
     check(&case, &session).await;
+    let cluster = on_a_cluster(&case, 2, |s| {
+        s.register(mix)?;
+        s.register(mix_prim)?;
+        s.register(null_as_zero)
+    })
+    .await;
+    check(&case, &cluster).await;
 }
 
 /// Flink only accepts NOT NULL arguments for primitive parameters (hence the COALESCE in the
@@ -89,4 +96,5 @@ async fn named_params_optional() {
     let session = session(&case);
     session.register(greet).unwrap();
     check(&case, &session).await;
+    check(&case, &on_a_cluster(&case, 2, |s| s.register(greet)).await).await;
 }

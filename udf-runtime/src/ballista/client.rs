@@ -37,9 +37,17 @@ impl Session {
     /// session's state, so a plan that only works in-process can pass here: test against
     /// separate processes too.
     pub async fn standalone(register: impl FnOnce(&Session) -> Result<()>) -> Result<Session> {
+        Session::standalone_with_config(SessionConfig::new(), register).await
+    }
+
+    /// [`Session::standalone`] with DataFusion settings of your choice.
+    pub async fn standalone_with_config(
+        config: SessionConfig,
+        register: impl FnOnce(&Session) -> Result<()>,
+    ) -> Result<Session> {
         // Planned as a cluster's scheduler plans (the in-process scheduler plans with this
         // session's state).
-        let session = Session::with_config(static_planning(SessionConfig::new_with_ballista()));
+        let session = Session::with_config(static_planning(config.upgrade_for_ballista()));
         register(&session)?;
         let codecs = Codecs::of(&session);
         let state = codecs.install(session.context().state());
