@@ -225,3 +225,18 @@ async fn a_table_fed_by_the_application_is_refused_by_name() {
         "{message}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_processing_clock_of_this_process_is_refused() {
+    let (cluster, local) = cluster_and_local(&[]).await;
+    let clock = || std::sync::Arc::new(udf_core::ptf::ManualClock::default());
+    let message = cluster
+        .set_processing_clock(clock())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("cannot set a processing clock"),
+        "{message}"
+    );
+    local.set_processing_clock(clock()).unwrap();
+}

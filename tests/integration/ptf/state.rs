@@ -114,7 +114,9 @@ pub(super) fn clocked_session(timeline: &[(i64, &str, &str)]) -> Session {
         .collect();
     let schema = rows[0].1.schema();
     let session = session_of(1);
-    session.set_processing_clock(Arc::new(clock.clone()));
+    session
+        .set_processing_clock(Arc::new(clock.clone()))
+        .unwrap();
     let source = ClockedRows {
         schema: schema.clone(),
         rows,

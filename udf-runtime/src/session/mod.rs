@@ -519,13 +519,21 @@ impl Session {
     }
 
     /// The processing-time clock state TTL is measured on (the system clock by default);
-    /// tests pass a `udf_core::ptf::ManualClock` to make expiry deterministic.
-    pub fn set_processing_clock(&self, clock: Arc<dyn ProcessingClock>) {
+    /// tests pass a `udf_core::ptf::ManualClock` to make expiry deterministic. A session on
+    /// a Ballista cluster refuses it: the clock is an object of this process, and the
+    /// executors measure on their own system clocks.
+    pub fn set_processing_clock(&self, clock: Arc<dyn ProcessingClock>) -> Result<()> {
         let state = self.context.state_ref();
         let mut state = state.write();
+        if crate::ballista::plans_for_a_cluster(state.config().options()) {
+            return not_impl_err!(
+                "a session on a Ballista cluster cannot set a processing clock: its executors measure processing time on their own system clocks"
+            );
+        }
         state
             .config_mut()
             .set_extension(Arc::new(SessionClock(clock)));
+        Ok(())
     }
 
     /// Counters that functions registered through their `FunctionContext`.
