@@ -14,10 +14,10 @@
 //! and `executor_main(register_all)` likewise; the client is [`Session::remote`] with the same
 //! functions registered. Plans travel in DataFusion's format with the project's codecs
 //! (`codec.rs`): scalar, async scalar and aggregate functions go by catalog name and are
-//! checked against the receiving side's signatures, and in-memory tables go as Arrow IPC.
-//! The project's own plan nodes (lateral joins, table aggregates, process table functions,
-//! streaming operators) have no encoding yet: a query that uses one fails when it is sent,
-//! naming the node.
+//! checked against the receiving side's signatures, in-memory tables go as Arrow IPC, and
+//! lateral joins, table aggregates and process table functions as records of their own
+//! (`lateral.rs`, `table_aggregate.rs`, `ptf.rs`). What has no encoding (streaming operators,
+//! fed tables, anything under checkpoints) fails the query when it is sent, naming it.
 
 mod client;
 mod codec;
