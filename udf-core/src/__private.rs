@@ -22,6 +22,7 @@ pub use crate::ptf::{
     StateStores, StateValue, ValueSlot, ViewSlot,
 };
 pub use crate::scalar::{ArgColumn, CallContext, ScalarCall, ScalarFunction};
+pub use crate::settings::{NoSettings, Probe, SerializedSettings};
 pub use crate::spec::{
     ArgSpec, ArgType, Capabilities, FunctionKind, FunctionSpec, OutputType, Semantics, Signature,
     StateKind, StateSpec, TableArg,

@@ -45,6 +45,13 @@ impl Function {
 )]
 pub trait UserFunction {
     fn into_function(self) -> Function;
+
+    /// This instance's settings: its fields serialized when its type implements
+    /// `serde::Serialize` (the function macros fill this in), else `None`. A cluster compares
+    /// them between the client and its executors.
+    fn settings(&self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 impl UserFunction for Function {

@@ -34,6 +34,7 @@ mod kernel;
 mod panics;
 pub mod ptf;
 mod scalar;
+mod settings;
 mod spec;
 mod sql_row;
 mod table;

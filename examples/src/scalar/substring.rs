@@ -26,7 +26,9 @@ fn char_range(s: &str, begin: i32, end: i32) -> Result<&str> {
 
 /// The parameterized variant: `end_inclusive` is fixed when the instance is created and
 /// registered (`session.register_as("SubstringFunction", SubstringFunction { end_inclusive: true })`).
-#[derive(Clone, Debug)]
+/// `Serialize` makes the field the instance's settings, which a cluster checks: executors
+/// registered with another `end_inclusive` refuse the client's calls.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct SubstringFunction {
     pub end_inclusive: bool,
 }

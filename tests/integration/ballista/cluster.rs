@@ -7,6 +7,7 @@ use std::time::Duration;
 use udf_core::Value;
 use udf_core::prelude::*;
 use udf_examples::catalog::register_all;
+use udf_examples::scalar::substring::SubstringFunction;
 use udf_runtime::Session;
 use udf_runtime::ballista::{ExecutorOptions, Scheduler, SchedulerOptions, run_executor};
 use udf_runtime::datafusion::dataframe::DataFrameWriteOptions;
@@ -230,6 +231,7 @@ async fn client(scheduler_port: u16) {
     }
     for sql in [
         "SELECT order_id, SubstringFunction(product, 0, 4) AS short, \
+                SubstringInclusive(product, 0, 4) AS inclusive, \
                 string_hash(customer, 'c') AS hashed, power_func(price, 2.0) AS squared \
          FROM orders ORDER BY order_id",
         "SELECT customer, hashCode(customer) AS h, SUM(price * quantity) AS spent, \
@@ -262,6 +264,26 @@ async fn client(scheduler_port: u16) {
             .unwrap();
         conformance::check(&case, &session).await;
     }
+    // The executors' `SubstringInclusive` includes the end; this client's does not.
+    let other = Session::remote(&format!("df://localhost:{scheduler_port}")).unwrap();
+    other
+        .register_as(
+            "SubstringInclusive",
+            SubstringFunction {
+                end_inclusive: false,
+            },
+        )
+        .unwrap();
+    udf_examples::register_orders(&other).await.unwrap();
+    let message = error(
+        &other,
+        "SELECT SubstringInclusive(product, 0, 4) FROM orders",
+    )
+    .await;
+    assert!(
+        message.contains("`substringinclusive` is configured differently"),
+        "{message}"
+    );
     cluster.register(only_on_the_client).unwrap();
     let message = error(&cluster, "SELECT only_on_the_client(order_id) FROM orders").await;
     assert!(

@@ -171,6 +171,12 @@ pub fn expand(def: &AggregateDef, get_value: &GetValue) -> TokenStream {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::Aggregate(::std::sync::Arc::new(UdfLogic(self)))
                 }
+
+                fn settings(&self) -> ::core::option::Option<::std::vec::Vec<u8>> {
+                    #[allow(unused_imports)]
+                    use __udf::{NoSettings as _, SerializedSettings as _};
+                    (&__udf::Probe(self)).settings()
+                }
             }
         };
     }

@@ -158,6 +158,12 @@ pub fn expand(def: &AggregateDef, emission: &Emission) -> TokenStream {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::TableAggregate(::std::sync::Arc::new(UdfLogic(self)))
                 }
+
+                fn settings(&self) -> ::core::option::Option<::std::vec::Vec<u8>> {
+                    #[allow(unused_imports)]
+                    use __udf::{NoSettings as _, SerializedSettings as _};
+                    (&__udf::Probe(self)).settings()
+                }
             }
         };
     }

@@ -90,6 +90,12 @@ pub fn expand(def: &EvalDef) -> TokenStream {
                 fn into_function(self) -> __udf::Function {
                     __udf::Function::Scalar(::std::sync::Arc::new(self))
                 }
+
+                fn settings(&self) -> ::core::option::Option<::std::vec::Vec<u8>> {
+                    #[allow(unused_imports)]
+                    use __udf::{NoSettings as _, SerializedSettings as _};
+                    (&__udf::Probe(self)).settings()
+                }
             }
         };
     }

@@ -22,6 +22,8 @@ use crate::session::catalog::{Catalog, CatalogEntry};
 pub struct Identity {
     kind: String,
     signatures: Vec<String>,
+    /// The instance's fields, when its type is `Serialize` (`UserFunction::settings`).
+    settings: Option<Vec<u8>>,
 }
 
 impl Identity {
@@ -29,6 +31,7 @@ impl Identity {
         Identity {
             kind: entry.spec.kind.to_string(),
             signatures: entry.spec.signature_lines(&entry.name),
+            settings: entry.settings.clone(),
         }
     }
 }
@@ -83,6 +86,12 @@ impl FunctionCodec {
             );
         };
         let here = Identity::of(&entry);
+        if sent.kind == here.kind && sent.signatures == here.signatures && *sent != here {
+            return plan_err!(
+                "`{name}` is configured differently on the client and on this Ballista scheduler \
+                 or executor (its settings differ): register the same instance on both"
+            );
+        }
         if *sent != here {
             return plan_err!(
                 "`{name}` differs between the client and this Ballista scheduler or executor: \

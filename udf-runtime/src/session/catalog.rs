@@ -14,6 +14,8 @@ pub struct CatalogEntry {
     pub name: String,
     pub spec: Arc<FunctionSpec>,
     pub function: Function,
+    /// The instance's settings (`UserFunction::settings`).
+    pub settings: Option<Vec<u8>>,
 }
 
 #[derive(Default)]

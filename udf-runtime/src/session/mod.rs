@@ -188,17 +188,24 @@ impl Session {
 
     /// Registers a function under its default name (the Rust name, or `name = "..."`).
     pub fn register(&self, function: impl UserFunction) -> Result<()> {
+        let settings = function.settings();
         let function = function.into_function();
         let name = function.spec().name;
-        self.register_function(&name, function)
+        self.register_function(&name, function, settings)
     }
 
     /// Registers a function (for example a parameterized instance) under `name`.
     pub fn register_as(&self, name: &str, function: impl UserFunction) -> Result<()> {
-        self.register_function(name, function.into_function())
+        let settings = function.settings();
+        self.register_function(name, function.into_function(), settings)
     }
 
-    fn register_function(&self, name: &str, function: Function) -> Result<()> {
+    fn register_function(
+        &self,
+        name: &str,
+        function: Function,
+        settings: Option<Vec<u8>>,
+    ) -> Result<()> {
         if !is_identifier(name) {
             return plan_err!("`{name}` is not a valid function name: use letters, digits and `_`");
         }
@@ -216,6 +223,7 @@ impl Session {
                 name: name.clone(),
                 spec,
                 function,
+                settings,
             })
             .map_err(|e| plan_datafusion_err!("{e}"))?;
         engine.register(&self.context);
