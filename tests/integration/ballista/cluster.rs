@@ -63,6 +63,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// conformance cases.
 fn functions(session: &Session) -> Result<()> {
     register_all(session)?;
+    session.register(super::standalone::seen_together)?;
     conformance::register_bounded_functions(session)
 }
 
@@ -226,7 +227,7 @@ async fn client(scheduler_port: u16) {
     let cluster = Session::remote(&format!("df://localhost:{scheduler_port}")).unwrap();
     let local = Session::new();
     for session in [&cluster, &local] {
-        register_all(session).unwrap();
+        functions(session).unwrap();
         udf_examples::register_orders(session).await.unwrap();
     }
     for sql in [
@@ -245,6 +246,10 @@ async fn client(scheduler_port: u16) {
          PARTITION BY customer) ORDER BY customer, rank",
         "SELECT * FROM counter(input => TABLE (SELECT customer, order_id FROM orders) \
          PARTITION BY customer) ORDER BY customer, cnt",
+        "SELECT name, MAX(seen) FROM SeenTogether(\
+         a => TABLE (SELECT customer AS name FROM orders) PARTITION BY name, \
+         b => TABLE (SELECT customer AS who FROM orders WHERE quantity > 1) PARTITION BY who) \
+         GROUP BY name ORDER BY name",
     ] {
         let expected = rows(&local, sql).await;
         assert!(!expected.is_empty(), "{sql} gives no rows locally");

@@ -1,4 +1,5 @@
 use udf_core::Value;
+use udf_core::prelude::*;
 use udf_examples::catalog::register_all;
 use udf_runtime::Session;
 
@@ -239,4 +240,59 @@ async fn a_processing_clock_of_this_process_is_refused() {
         "{message}"
     );
     local.set_processing_clock(clock()).unwrap();
+}
+
+/// Rows of a key seen so far, over both tables.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(super) struct Seen {
+    rows: i64,
+}
+
+/// Counts each key's rows of two tables together: a key's last count is its rows in both
+/// only if both tables' rows of the key meet in one processor.
+#[ptf(name = "SeenTogether")]
+#[data_type("ROW<seen BIGINT>")]
+pub(super) fn seen_together(
+    #[state] seen: &mut Seen,
+    #[argument(set_semantic_table)] a: Option<Row>,
+    #[argument(set_semantic_table)] b: Option<Row>,
+    out: &mut Collector<Row>,
+) {
+    let _ = (a, b);
+    seen.rows += 1;
+    out.collect(Row::of([seen.rows.into()]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tables_meet_by_key_on_a_cluster() {
+    let names = |names: &[&str]| names.iter().map(|n| Value::from(*n)).collect::<Vec<_>>();
+    let a = vec![column(
+        "name",
+        "STRING",
+        names(&["Bob", "Alice", "Bob", "Bob", "Alice", "Dora"]),
+    )];
+    let b = vec![column(
+        "who",
+        "STRING",
+        names(&["Bob", "Alice", "Charly", "Dora"]),
+    )];
+    let (cluster, local) = cluster_and_local(&[("a", a), ("b", b)]).await;
+    for session in [&cluster, &local] {
+        session.register(seen_together).unwrap();
+    }
+    let sql = "SELECT name, MAX(seen) AS rows FROM SeenTogether(\
+               a => TABLE a PARTITION BY name, b => TABLE b PARTITION BY who) \
+               GROUP BY name ORDER BY name";
+    let together = same_rows(&cluster, &local, sql).await;
+    // Alice 2 + 1, Bob 3 + 1, Charly 0 + 1, Dora 1 + 1.
+    let count = |name: &str, rows: i64| vec![Value::from(name), Value::BigInt(rows)];
+    assert_eq!(
+        together,
+        vec![
+            count("Alice", 3),
+            count("Bob", 4),
+            count("Charly", 1),
+            count("Dora", 2)
+        ]
+    );
 }

@@ -68,9 +68,11 @@ impl PtfExec {
         Self::build(inputs, call, schema, processors, false, false)
     }
 
-    /// The exec of a plan for a cluster: its input is hash-partitioned by the PARTITION BY
-    /// keys upstream, so that the cluster cuts a stage there and each task runs one
-    /// processor over its partition. A call this cannot run is a planning error.
+    /// The exec of a plan for a cluster: each input is hash-partitioned by its PARTITION BY
+    /// keys upstream (cast to the key types the tables share, so equal keys of several
+    /// tables meet in one partition), so that the cluster cuts a stage there and each task
+    /// runs one processor over its partition of each input. A call this cannot run is a
+    /// planning error.
     pub fn on_cluster(
         inputs: Vec<PtfInput>,
         call: PtfCall,
@@ -78,11 +80,6 @@ impl PtfExec {
         processors: usize,
     ) -> Result<Self> {
         let name = &call.name;
-        if routing(&call, &inputs) == Routing::ByKey && inputs.len() > 1 {
-            return plan_err!(
-                "`{name}` takes several tables, which a Ballista cluster cannot co-partition yet: run this query on a local session"
-            );
-        }
         if call.event_time().is_some() {
             return plan_err!(
                 "`{name}` takes a time attribute, whose watermarks a Ballista cluster cannot carry across its shuffle yet (they combine per source partition): run this query on a local session"
@@ -149,7 +146,7 @@ impl PtfExec {
         let router = Arc::new(Router::new(
             router_inputs,
             partitions,
-            routing == Routing::AsIs || on_cluster,
+            routing == Routing::AsIs || (on_cluster && routing == Routing::ByKey),
             checkpoint,
         ));
         let bounded = if inputs
@@ -401,6 +398,20 @@ impl PtfExec {
 
     /// Processor `partition`, its state restored when the run restores, and its inbox.
     fn processor(&self, partition: usize, context: Arc<TaskContext>) -> Result<(Driver, Inbox)> {
+        if self.on_cluster && self.routing() == Routing::ByKey {
+            let processors = self.properties.output_partitioning().partition_count();
+            if let Some(input) = self
+                .inputs
+                .iter()
+                .find(|input| input.plan.output_partitioning().partition_count() != processors)
+            {
+                return internal_err!(
+                    "`{}`: a table argument arrived in {} partitions, not the {processors} the others have",
+                    self.call.name,
+                    input.plan.output_partitioning().partition_count()
+                );
+            }
+        }
         let inbox = self.router.inbox(partition, context.clone())?;
         let disk = self.disk.share(
             &self.call,

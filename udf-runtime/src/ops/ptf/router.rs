@@ -274,12 +274,31 @@ impl Router {
                 coordinator,
             });
         }
+        if self.as_is {
+            // Partition `processor` of each input, already partitioned by key upstream: a run
+            // of this processor's own.
+            let mut run = self.start(context, clock, Some(processor))?;
+            let messages = run.receivers[0]
+                .take()
+                .expect("a fresh run has its receiver");
+            return Ok(Inbox {
+                source: Source::Channel {
+                    messages,
+                    queue: 0,
+                    gate: run.gate,
+                    _tasks: run.tasks,
+                },
+                aligner: Aligner::new(self.inputs.len()),
+                sources: vec![1; self.inputs.len()],
+                coordinator: run.coordinator,
+            });
+        }
         let mut run = self.run.lock().unwrap_or_else(|p| p.into_inner());
         let taken = run
             .as_ref()
             .is_none_or(|r| r.receivers[processor].is_none());
         if taken {
-            *run = Some(self.start(context, clock)?);
+            *run = Some(self.start(context, clock, None)?);
         }
         let run = run.as_mut().expect("started above");
         Ok(Inbox {
@@ -297,16 +316,31 @@ impl Router {
         })
     }
 
-    fn start(&self, context: Arc<TaskContext>, clock: Arc<dyn ProcessingClock>) -> Result<Run> {
+    /// A run of every input partition routed to the processors; with `only`, a run of one
+    /// processor of its own over that partition of each input (rows partitioned upstream).
+    fn start(
+        &self,
+        context: Arc<TaskContext>,
+        clock: Arc<dyn ProcessingClock>,
+        only: Option<usize>,
+    ) -> Result<Run> {
+        let processors = if only.is_some() { 1 } else { self.processors };
         let (senders, receivers): (Vec<_>, Vec<_>) =
-            (0..self.processors).map(|_| unbounded_channel()).unzip();
-        let gate = Gate::new(self.processors, QUEUED_MESSAGES);
+            (0..processors).map(|_| unbounded_channel()).unzip();
+        let gate = Gate::new(processors, QUEUED_MESSAGES);
         let coordinator = self.coordinator(&context)?;
         let mut tasks = Vec::new();
-        let partitions = self.inputs.iter().flat_map(|input| {
-            (0..input.plan.output_partitioning().partition_count()).map(move |p| (input, p))
-        });
-        for (source, (input, partition)) in partitions.enumerate() {
+        let partitions: Vec<(&RouterInput, usize)> = match only {
+            Some(partition) => self.inputs.iter().map(|input| (input, partition)).collect(),
+            None => self
+                .inputs
+                .iter()
+                .flat_map(|input| {
+                    (0..input.plan.output_partitioning().partition_count()).map(move |p| (input, p))
+                })
+                .collect(),
+        };
+        for (source, (input, partition)) in partitions.into_iter().enumerate() {
             let stream = Self::messages(
                 input,
                 partition,
@@ -318,7 +352,7 @@ impl Router {
                 source,
                 input.keys.clone(),
                 input.event_time.clone(),
-                self.processors,
+                processors,
                 clock.clone(),
             );
             routing.restore(coordinator.as_deref());
