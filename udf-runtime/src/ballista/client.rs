@@ -6,7 +6,12 @@ use ballista_core::extension::{SessionConfigExt, SessionStateExt};
 use datafusion::common::{Result, plan_err};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use std::sync::Arc;
+
+use datafusion::execution::SessionStateBuilder;
+
 use super::Codecs;
+use super::reach::ReachingPlanner;
 use super::scheduler::static_planning;
 use crate::Session;
 
@@ -29,7 +34,18 @@ impl Session {
         let scheduler = scheduler_address(url)?;
         let session = Session::with_config(static_planning(config));
         let codecs = Codecs::of(&session);
-        session.with_state(|state| codecs.install(state).upgrade_for_ballista(scheduler))
+        session.with_state(|state| {
+            let state = codecs
+                .install(state)
+                .upgrade_for_ballista(scheduler.clone())?;
+            let planner = ReachingPlanner {
+                inner: state.query_planner().clone(),
+                scheduler,
+            };
+            Ok(SessionStateBuilder::new_from_existing(state)
+                .with_query_planner(Arc::new(planner))
+                .build())
+        })
     }
 
     /// A session with its own Ballista scheduler and executor in this process (Ballista's

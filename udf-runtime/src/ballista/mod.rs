@@ -28,6 +28,7 @@ mod lateral;
 mod memory_table;
 mod plan_codec;
 mod ptf;
+mod reach;
 mod scheduler;
 mod table_aggregate;
 mod wire;
