@@ -193,8 +193,7 @@ impl LogicalExtensionCodec for LogicalCodec {
 
 #[derive(Debug)]
 pub struct PhysicalCodec {
-    functions: FunctionCodec,
-    /// For the logical expressions an exec keeps (a PTF call's).
+    /// The functions, and the logical expressions an exec keeps (a PTF call's).
     logical: LogicalCodec,
     ballista: BallistaPhysicalExtensionCodec,
 }
@@ -202,14 +201,15 @@ pub struct PhysicalCodec {
 impl PhysicalCodec {
     pub fn new(functions: FunctionCodec) -> Self {
         PhysicalCodec {
-            logical: LogicalCodec::new(functions.clone()),
-            functions,
+            logical: LogicalCodec::new(functions),
             ballista: BallistaPhysicalExtensionCodec::default(),
         }
     }
-}
 
-impl PhysicalCodec {
+    fn functions(&self) -> &FunctionCodec {
+        &self.logical.functions
+    }
+
     fn wire<'a>(
         &'a self,
         converter: &'a dyn PhysicalProtoConverterExtension,
@@ -231,15 +231,15 @@ impl PhysicalExtensionCodec for PhysicalCodec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         match untagged(buf) {
             Some((LATERAL, rest)) => {
-                lateral::decode_exec(rest, inputs, ctx, &self.functions, &self.wire(converter))
+                lateral::decode_exec(rest, inputs, ctx, self.functions(), &self.wire(converter))
             }
             Some((TABLE_AGGREGATE, rest)) => {
                 let wire = self.wire(converter);
-                table_aggregate::decode_exec(rest, inputs, ctx, &self.functions, &wire)
+                table_aggregate::decode_exec(rest, inputs, ctx, self.functions(), &wire)
             }
             Some((PROCESS_TABLE_FUNCTION, rest)) => {
                 let wire = self.wire(converter);
-                ptf::decode_exec(rest, inputs, ctx, &self.functions, &self.logical, &wire)
+                ptf::decode_exec(rest, inputs, ctx, self.functions(), &self.logical, &wire)
             }
             Some((kind, _)) => unknown_kind(kind),
             None => self.ballista.try_decode(buf, inputs, ctx, converter),
@@ -254,19 +254,19 @@ impl PhysicalExtensionCodec for PhysicalCodec {
     ) -> Result<()> {
         let any = node.as_ref() as &dyn Any;
         if let Some(lateral) = any.downcast_ref::<LateralExec>() {
-            let encoded = lateral::encode_exec(lateral, &self.functions, &self.wire(converter))?;
+            let encoded = lateral::encode_exec(lateral, self.functions(), &self.wire(converter))?;
             tagged(LATERAL, encoded, buf);
             return Ok(());
         }
         if let Some(aggregate) = any.downcast_ref::<TableAggregateExec>() {
             let wire = self.wire(converter);
-            let encoded = table_aggregate::encode_exec(aggregate, &self.functions, &wire)?;
+            let encoded = table_aggregate::encode_exec(aggregate, self.functions(), &wire)?;
             tagged(TABLE_AGGREGATE, encoded, buf);
             return Ok(());
         }
         if let Some(call) = any.downcast_ref::<PtfExec>() {
             let wire = self.wire(converter);
-            let encoded = ptf::encode_exec(call, &self.functions, &self.logical, &wire)?;
+            let encoded = ptf::encode_exec(call, self.functions(), &self.logical, &wire)?;
             tagged(PROCESS_TABLE_FUNCTION, encoded, buf);
             return Ok(());
         }
@@ -280,19 +280,19 @@ impl PhysicalExtensionCodec for PhysicalCodec {
     }
 
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        self.functions.decode_udf(name, buf)
+        self.functions().decode_udf(name, buf)
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.functions.encode_udf(node, buf)
+        self.functions().encode_udf(node, buf)
     }
 
     fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
-        self.functions.decode_udaf(name, buf)
+        self.functions().decode_udaf(name, buf)
     }
 
     fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.functions.encode_udaf(node, buf)
+        self.functions().encode_udaf(node, buf)
     }
 }
 

@@ -86,13 +86,7 @@ impl FunctionCodec {
             );
         };
         let here = Identity::of(&entry);
-        if sent.kind == here.kind && sent.signatures == here.signatures && *sent != here {
-            return plan_err!(
-                "`{name}` is configured differently on the client and on this Ballista scheduler \
-                 or executor (its settings differ): register the same instance on both"
-            );
-        }
-        if *sent != here {
+        if sent.kind != here.kind || sent.signatures != here.signatures {
             return plan_err!(
                 "`{name}` differs between the client and this Ballista scheduler or executor: \
                  the client has {} `{}`, this side {} `{}`; build both from the same functions",
@@ -100,6 +94,12 @@ impl FunctionCodec {
                 sent.signatures.join("`, `"),
                 here.kind,
                 here.signatures.join("`, `")
+            );
+        }
+        if sent.settings != here.settings {
+            return plan_err!(
+                "`{name}` is configured differently on the client and on this Ballista scheduler \
+                 or executor (its settings differ): register the same instance on both"
             );
         }
         Ok(entry)
@@ -125,11 +125,13 @@ impl FunctionCodec {
         group_keys: Option<usize>,
         buf: &mut Vec<u8>,
     ) -> Result<()> {
-        if self.catalog.get(name).is_none() && !ours {
-            return Ok(());
-        }
+        let identity = match self.catalog.get(name) {
+            Some(entry) => Identity::of(&entry),
+            None if ours => return not_registered(name),
+            None => return Ok(()),
+        };
         let call = Call {
-            identity: self.identity(name)?,
+            identity,
             group_keys,
         };
         let bytes = postcard::to_stdvec(&call)
