@@ -16,7 +16,7 @@ use udf_runtime::datafusion::logical_expr::Partitioning;
 use udf_runtime::datafusion::prelude::{ParquetReadOptions, SessionConfig};
 
 use crate::conformance;
-use crate::support::{batch, batches_to_rows, error, rows, spawn_test, wait_for_line};
+use crate::support::{batches_to_rows, error, rows, spawn_test, wait_for_line};
 
 /// Set in a child process: `scheduler` or `executor`; its options are in [`ARGS`].
 const ROLE: &str = "UDF_BALLISTA_ROLE";
@@ -266,17 +266,15 @@ async fn client(scheduler_port: u16) {
         "{plan}"
     );
     // The bounded conformance cases, each with its input in a session of its own.
-    for (name, partitions) in conformance::BOUNDED {
-        let case = conformance::load(name);
+    for bounded in conformance::BOUNDED {
+        let case = conformance::load(bounded.name);
         let session = Session::remote_with_config(
             &format!("df://localhost:{scheduler_port}"),
-            SessionConfig::new().with_target_partitions(*partitions),
+            SessionConfig::new().with_target_partitions(bounded.partitions),
         )
         .unwrap();
         functions(&session).unwrap();
-        session
-            .register_batch(&case.input.view_name, batch(&conformance::columns(&case)))
-            .unwrap();
+        bounded.register_input(&case, &session);
         conformance::check(&case, &session).await;
     }
     // The executors' `SubstringInclusive` includes the end; this client's does not.

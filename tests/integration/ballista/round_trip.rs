@@ -1,15 +1,16 @@
 use udf_core::Value;
 use udf_examples::catalog::register_all;
 use udf_runtime::Session;
-use udf_runtime::ballista::PlanCodec;
+use udf_runtime::ballista::{PlanCodec, scheduler_session};
 use udf_runtime::datafusion::physical_plan::displayable;
 
-use crate::support::{batch, column};
+use crate::support::{batch, column, events};
 
 /// Queries of every kind a cluster takes today: scalar, async scalar, aggregate (with a
 /// function without `merge`), lateral joins of sync and async table functions, a call on its
 /// own, table aggregates (grouped, merged, emitting a changelog), process table functions
-/// (keyed, row by row with a scalar argument, without a table), files and in-memory tables.
+/// (keyed, row by row with a scalar argument, without a table, with timers and ORDER BY on a
+/// watermark), files and in-memory tables.
 const QUERIES: &[&str] = &[
     "SELECT order_id, SubstringFunction(product, 0, 4), string_hash(customer, 'c'), \
             power_func(price, 2.0) FROM orders WHERE quantity > 1",
@@ -33,12 +34,24 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM RepeatRows(input => TABLE (SELECT CAST(quantity AS INT) AS v FROM orders), \
      times => 2)",
     "SELECT * FROM DuplicatorFunction(1, 'a')",
+    "SELECT * FROM SeenOrder(input => TABLE events PARTITION BY k ORDER BY ts)",
+    "SELECT * FROM Timeout(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts), \
+     gap_ms => CAST(3000 AS BIGINT))",
 ];
 
 async fn session() -> Session {
     let session = Session::new();
     register_all(&session).unwrap();
+    with_tables(session).await
+}
+
+/// `session` with the queries' tables.
+async fn with_tables(session: Session) -> Session {
     udf_examples::register_orders(&session).await.unwrap();
+    session
+        .register_batch("events", batch(&events(&["a", "b"], &[1000, 2000])))
+        .unwrap();
+    session.declare_watermark("events", "ts", std::time::Duration::ZERO);
     let table = batch(&[
         column("k", "STRING", vec![Value::from("a"), Value::from("b")]),
         column("v", "BIGINT", vec![Value::BigInt(4), Value::BigInt(2)]),
@@ -71,8 +84,25 @@ async fn logical_plans_come_back_equal() {
 
 #[tokio::test]
 async fn physical_plans_come_back_the_same() {
-    let session = session().await;
-    let codec = PlanCodec::of(&session);
+    physical_round_trip(&session().await).await;
+}
+
+/// The plans a scheduler makes: PTFs with their shuffles, stamped with watermarks where a
+/// time attribute needs them.
+#[tokio::test]
+async fn physical_plans_for_a_cluster_come_back_the_same() {
+    let session = with_tables(scheduler_session(register_all).unwrap()).await;
+    let plans = physical_round_trip(&session).await;
+    assert!(
+        plans.iter().any(|plan| plan.contains("ShuffleStampExec")),
+        "{plans:#?}"
+    );
+}
+
+/// Each query's physical plan, encoded and decoded, displays as before; the plans shown.
+async fn physical_round_trip(session: &Session) -> Vec<String> {
+    let codec = PlanCodec::of(session);
+    let mut plans = Vec::new();
     for sql in QUERIES {
         let plan = session
             .sql(sql)
@@ -95,5 +125,7 @@ async fn physical_plans_come_back_the_same() {
                 .to_string()
         };
         assert_eq!(shown(decoded.as_ref()), shown(plan.as_ref()), "{sql}");
+        plans.push(shown(plan.as_ref()));
     }
+    plans
 }

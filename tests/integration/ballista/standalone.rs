@@ -3,7 +3,10 @@ use udf_core::prelude::*;
 use udf_examples::catalog::register_all;
 use udf_runtime::Session;
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use udf_runtime::datafusion::datasource::MemTable;
 
 use crate::support::{Column, batch, column, error, events, explain, rows, strs};
 
@@ -200,18 +203,66 @@ async fn process_table_functions_give_the_local_rows() {
     );
 }
 
+/// `events` in two partitions: key `a` at 1 s, 2 s, ... 10 s in one, key `b` at 100 s, 101 s,
+/// ... 109 s in the other.
+fn events_in_two_partitions() -> Arc<MemTable> {
+    let a = batch(&events(
+        &["a"; 10],
+        &(1..=10).map(|s| s * 1000).collect::<Vec<_>>(),
+    ));
+    let b = batch(&events(
+        &["b"; 10],
+        &(100..110).map(|s| s * 1000).collect::<Vec<_>>(),
+    ));
+    Arc::new(MemTable::try_new(a.schema(), vec![vec![a], vec![b]]).unwrap())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_with_a_time_attribute_is_refused_by_name() {
-    let (cluster, _) = cluster_and_local(&[("events", events(&["a", "b"], &[1000, 2000]))]).await;
-    cluster.declare_watermark("events", "ts", Duration::ZERO);
-    let message = error(
-        &cluster,
-        "SELECT * FROM counter(input => TABLE events PARTITION BY k, on_time => DESCRIPTOR(ts))",
-    )
-    .await;
+async fn watermarks_combine_over_the_source_partitions_across_the_shuffle() {
+    let (cluster, local) = cluster_and_local(&[]).await;
+    for session in [&cluster, &local] {
+        session
+            .register_table("events", events_in_two_partitions())
+            .unwrap();
+        session.declare_watermark("events", "ts", Duration::ZERO);
+    }
+    // ORDER BY ts holds each row until the watermark passes it and drops rows behind it. A
+    // processor's watermark is the smaller of the two partitions' (a's times trail b's), so
+    // no row is ever behind it, whichever partition's rows come first: each is released, in
+    // time order, under a watermark before its time. Taking the larger, or the shuffled
+    // rows as one source, would drop a's rows.
+    let sql = "SELECT k, seq, wm FROM SeenOrder(\
+               input => TABLE events PARTITION BY k ORDER BY ts) ORDER BY k, seq";
+    for session in [&cluster, &local] {
+        let released = rows(session, sql).await;
+        assert_eq!(released.len(), 20, "every row released: {released:?}");
+        for (index, row) in released.iter().enumerate() {
+            let (key, seq) = (if index < 10 { "a" } else { "b" }, index % 10 + 1);
+            let first = if key == "a" { 1 } else { 100 };
+            assert_eq!(row[0], Value::from(key), "{released:?}");
+            assert_eq!(row[1], Value::BigInt(seq as i64), "{released:?}");
+            // Before every partition has a watermark, there is none.
+            if let Value::BigInt(watermark) = row[2] {
+                assert!(
+                    watermark < (first + seq as i64 - 1) * 1000,
+                    "row {index} released under a watermark past its time: {released:?}"
+                );
+            } else {
+                assert_eq!(row[2], Value::Null, "{released:?}");
+            }
+        }
+    }
+    // Timers: each key's timer (named, `gap_ms` after its latest row) fires once, at the end
+    // of input at the latest, with the key's row count.
+    let sql = "SELECT k, seen, fired_at FROM Timeout(input => TABLE events PARTITION BY k, \
+               on_time => DESCRIPTOR(ts), gap_ms => CAST(500000 AS BIGINT)) ORDER BY k";
+    let fired = same_rows(&cluster, &local, sql).await;
+    let timer = |key: &str, at: i64| vec![Value::from(key), Value::BigInt(10), Value::BigInt(at)];
+    assert_eq!(fired, vec![timer("a", 510_000), timer("b", 609_000)]);
+    let plan = explain(&cluster, sql).await;
     assert!(
-        message.contains("`counter` takes a time attribute"),
-        "{message}"
+        plan.contains("ShuffleStampExec") && plan.contains("stamped with their watermarks"),
+        "{plan}"
     );
 }
 

@@ -131,15 +131,58 @@ pub fn session_as_flink_on(case: &Case, backend: Backend) -> Session {
     session
 }
 
-/// The bounded cases (a Ballista cluster runs them too) and their target partitions.
-pub const BOUNDED: &[(&str, usize)] = &[
-    ("scalar_null_handling", 2),
-    ("named_params_optional", 2),
-    ("left_join_lateral_empty", 2),
-    ("over_rows_2_preceding", 2),
-    ("ptf_counter_set_semantics", 1),
-    ("ptf_row_semantics", 1),
+/// A bounded case (a Ballista cluster runs them too): its target partitions there, and its
+/// watermark, if it has one: the time column and the delay in milliseconds.
+pub struct Bounded {
+    pub name: &'static str,
+    pub partitions: usize,
+    pub watermark: Option<(&'static str, u64)>,
+}
+
+const fn bounded(name: &'static str, partitions: usize) -> Bounded {
+    Bounded {
+        name,
+        partitions,
+        watermark: None,
+    }
+}
+
+pub const BOUNDED: &[Bounded] = &[
+    bounded("scalar_null_handling", 2),
+    bounded("named_params_optional", 2),
+    bounded("left_join_lateral_empty", 2),
+    bounded("over_rows_2_preceding", 2),
+    bounded("ptf_counter_set_semantics", 1),
+    bounded("ptf_row_semantics", 1),
+    // Timers and ORDER BY on the watermark. Two partitions (Flink ran one): a key's rows
+    // meet in one processor, whose watermark still follows every row of the one source.
+    Bounded {
+        name: "ptf_named_timer_timeout",
+        partitions: 2,
+        watermark: Some(("ts", 0)),
+    },
+    Bounded {
+        name: "ptf_order_by_late",
+        partitions: 2,
+        watermark: Some(("ts", 2000)),
+    },
 ];
+
+impl Bounded {
+    /// The case's input in `session`, with its watermark.
+    pub fn register_input(&self, case: &Case, session: &Session) {
+        session
+            .register_batch(&case.input.view_name, support::batch(&columns(case)))
+            .unwrap_or_else(|e| panic!("{}: {e}", case.case));
+        if let Some((column, delay)) = self.watermark {
+            session.declare_watermark(
+                &case.input.view_name,
+                column,
+                std::time::Duration::from_millis(delay),
+            );
+        }
+    }
+}
 
 /// The functions of the bounded cases that `udf_examples::catalog::register_all` does not
 /// register (the PTFs are the examples').
@@ -164,9 +207,11 @@ pub async fn on_a_cluster(
     let session = Session::standalone_with_config(config, register)
         .await
         .unwrap_or_else(|e| panic!("{}: a standalone cluster: {e}", case.case));
-    session
-        .register_batch(&case.input.view_name, support::batch(&columns(case)))
-        .unwrap_or_else(|e| panic!("{}: {e}", case.case));
+    let bounded = BOUNDED
+        .iter()
+        .find(|b| b.name == case.case)
+        .unwrap_or_else(|| panic!("{} is not in BOUNDED", case.case));
+    bounded.register_input(case, &session);
     session
 }
 

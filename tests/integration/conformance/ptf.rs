@@ -51,6 +51,11 @@ async fn ptf_named_timer_timeout() {
             .unwrap();
         check(&case, &session).await;
     }
+    let cluster = on_a_cluster(&case, 2, |s| {
+        s.register(udf_examples::ptf::conformance::Timeout)
+    })
+    .await;
+    check(&case, &cluster).await;
 }
 
 #[tokio::test]
@@ -69,4 +74,9 @@ async fn ptf_order_by_late() {
             .unwrap();
         check(&case, &session).await;
     }
+    let cluster = on_a_cluster(&case, 2, |s| {
+        s.register(udf_examples::ptf::conformance::seen_order)
+    })
+    .await;
+    check(&case, &cluster).await;
 }

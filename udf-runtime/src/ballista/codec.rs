@@ -22,6 +22,7 @@ use super::{lateral, memory_table, ptf, table_aggregate, wire};
 use crate::ops::lateral::{LateralExec, LateralNode};
 use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::exec::PtfExec;
+use crate::ops::ptf::shuffle::ShuffleStampExec;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 
 /// Tags the table encodings: one of Ballista's, or an in-memory table of ours.
@@ -34,6 +35,7 @@ const OURS: &[u8] = b"udf\x01";
 const LATERAL: u8 = 1;
 const TABLE_AGGREGATE: u8 = 2;
 const PROCESS_TABLE_FUNCTION: u8 = 3;
+const SHUFFLE_STAMP: u8 = 4;
 
 /// `encoded` as the node of `kind`.
 fn tagged(kind: u8, encoded: Vec<u8>, buf: &mut Vec<u8>) {
@@ -241,6 +243,9 @@ impl PhysicalExtensionCodec for PhysicalCodec {
                 let wire = self.wire(converter);
                 ptf::decode_exec(rest, inputs, ctx, self.functions(), &self.logical, &wire)
             }
+            Some((SHUFFLE_STAMP, rest)) => {
+                ptf::decode_stamp(rest, inputs, ctx, &self.wire(converter))
+            }
             Some((kind, _)) => unknown_kind(kind),
             None => self.ballista.try_decode(buf, inputs, ctx, converter),
         }
@@ -268,6 +273,11 @@ impl PhysicalExtensionCodec for PhysicalCodec {
             let wire = self.wire(converter);
             let encoded = ptf::encode_exec(call, self.functions(), &self.logical, &wire)?;
             tagged(PROCESS_TABLE_FUNCTION, encoded, buf);
+            return Ok(());
+        }
+        if let Some(stamp) = any.downcast_ref::<ShuffleStampExec>() {
+            let encoded = ptf::encode_stamp(stamp, &self.wire(converter))?;
+            tagged(SHUFFLE_STAMP, encoded, buf);
             return Ok(());
         }
         let name = node.name().to_owned();

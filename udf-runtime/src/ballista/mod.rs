@@ -70,6 +70,12 @@ type RegisterFunctions = Arc<dyn Fn(&Session) -> Result<()> + Send + Sync>;
 /// A session with the functions `register` registers, configured as a scheduler's or an
 /// executor's sessions are: what their codecs resolve calls against.
 fn registered_session(register: &RegisterFunctions) -> Result<Session> {
+    scheduler_session(register.as_ref())
+}
+
+/// A session that plans as a scheduler does, with the functions `register` registers: its
+/// physical plans (EXPLAIN, [`PlanCodec`]) are those a cluster runs, with their shuffles.
+pub fn scheduler_session(register: impl Fn(&Session) -> Result<()>) -> Result<Session> {
     let session = Session::with_config(scheduler::cluster_config());
     register(&session)?;
     Ok(session)

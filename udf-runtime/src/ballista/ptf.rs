@@ -24,6 +24,7 @@ use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::call::{PtfCall, TableBinding};
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
+use crate::ops::ptf::shuffle::ShuffleStampExec;
 use crate::streaming::event_time::{EventTime, WatermarkEmission};
 
 #[derive(Serialize, Deserialize)]
@@ -64,6 +65,38 @@ struct Time {
     every_batch: bool,
 }
 
+impl Time {
+    fn of(time: &EventTime) -> Self {
+        Time {
+            name: time.name.clone(),
+            column: time.column,
+            delay_millis: time.delay_millis,
+            every_batch: time.emission == WatermarkEmission::EveryBatch,
+        }
+    }
+
+    fn event_time(self) -> EventTime {
+        EventTime {
+            name: self.name,
+            column: self.column,
+            delay_millis: self.delay_millis,
+            emission: if self.every_batch {
+                WatermarkEmission::EveryBatch
+            } else {
+                WatermarkEmission::EveryRow
+            },
+        }
+    }
+}
+
+/// The stamp of a table argument's rows before a cluster's shuffle.
+#[derive(Serialize, Deserialize)]
+struct Stamp {
+    keys: Vec<Vec<u8>>,
+    event_time: Option<Time>,
+    processors: usize,
+}
+
 /// An exec's inputs' physical expressions, its output schema and processors.
 #[derive(Serialize, Deserialize)]
 struct Exec {
@@ -72,6 +105,7 @@ struct Exec {
     schema: Vec<u8>,
     processors: usize,
     on_cluster: bool,
+    stamped: Option<Vec<usize>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -110,12 +144,7 @@ fn encode_call(
                 pass_through: table.pass_through,
                 order_by: table.order_by.clone(),
                 order_names: table.order_names.clone(),
-                event_time: table.event_time.as_ref().map(|time| Time {
-                    name: time.name.clone(),
-                    column: time.column,
-                    delay_millis: time.delay_millis,
-                    every_batch: time.emission == WatermarkEmission::EveryBatch,
-                }),
+                event_time: table.event_time.as_ref().map(Time::of),
                 kinds: match &table.kinds {
                     Some(kinds) => wire::logical_exprs(std::slice::from_ref(kinds), codec)?.pop(),
                     None => None,
@@ -179,16 +208,7 @@ fn decode_call(
                 pass_through: table.pass_through,
                 order_by: table.order_by,
                 order_names: table.order_names,
-                event_time: table.event_time.map(|time| EventTime {
-                    name: time.name,
-                    column: time.column,
-                    delay_millis: time.delay_millis,
-                    emission: if time.every_batch {
-                        WatermarkEmission::EveryBatch
-                    } else {
-                        WatermarkEmission::EveryRow
-                    },
-                }),
+                event_time: table.event_time.map(Time::event_time),
                 kinds: match table.kinds {
                     Some(kinds) => wire::parse_logical_exprs(&[kinds], ctx, codec)?.pop(),
                     None => None,
@@ -275,6 +295,7 @@ pub fn encode_exec(
         schema: wire::schema(&exec.schema())?,
         processors: exec.processors(),
         on_cluster: exec.is_on_cluster(),
+        stamped: exec.stamped().map(<[usize]>::to_vec),
     };
     wire::record("a process table function call", &record)
 }
@@ -315,7 +336,7 @@ pub fn decode_exec(
     let call = decode_call(record.call, ctx, functions, logical)?;
     let schema = Arc::new(wire::parse_schema(&record.schema)?);
     Ok(Arc::new(if record.on_cluster {
-        PtfExec::on_cluster(inputs, call, schema, record.processors)?
+        PtfExec::on_cluster_as_planned(inputs, call, schema, record.processors, record.stamped)
     } else {
         PtfExec::new(inputs, call, schema, record.processors)
     }))
@@ -325,4 +346,30 @@ fn garbled(e: prost::DecodeError) -> DataFusionError {
     DataFusionError::Plan(format!(
         "a process table function call arrived garbled: {e}"
     ))
+}
+
+pub fn encode_stamp(stamp: &ShuffleStampExec, physical: &wire::Physical) -> Result<Vec<u8>> {
+    let record = Stamp {
+        keys: physical.exprs(stamp.keys())?,
+        event_time: stamp.event_time().map(Time::of),
+        processors: stamp.processors(),
+    };
+    wire::record("the stamp before a shuffle", &record)
+}
+
+pub fn decode_stamp(
+    bytes: &[u8],
+    plans: &[Arc<dyn ExecutionPlan>],
+    ctx: &TaskContext,
+    physical: &wire::Physical,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let record: Stamp = wire::parse_record("the stamp before a shuffle", bytes)?;
+    let input = wire::one_input(plans, "the stamp before a shuffle")?.clone();
+    let keys = physical.parse_exprs(&record.keys, &input.schema(), ctx)?;
+    Ok(Arc::new(ShuffleStampExec::new(
+        input,
+        keys,
+        record.event_time.map(Time::event_time),
+        record.processors,
+    )))
 }

@@ -98,7 +98,7 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             let schema = Arc::new(node.schema.as_arrow().clone());
             let processors = session.config().target_partitions();
             let exec = if crate::ballista::plans_for_a_cluster(session.config_options()) {
-                PtfExec::on_cluster(inputs, node.call.clone(), schema, processors)?
+                PtfExec::on_cluster(inputs, node.call.clone(), schema, processors)
             } else {
                 PtfExec::new(inputs, node.call.clone(), schema, processors)
             };

@@ -13,14 +13,15 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, internal_err, plan_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{
     Boundedness, EmissionType, apply_expression_roots,
 };
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
-    InputDistributionRequirements, PlanProperties,
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, Distribution, ExecutionPlan,
+    ExecutionPlanProperties, InputDistributionRequirements, PlanProperties, ReplaceChildrenOptions,
 };
 use udf_core::Semantics;
 
@@ -29,7 +30,8 @@ use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
-use super::router::{Inbox, Router, RouterInput, restore_processor};
+use super::router::{Inbox, Router, RouterInput, Stamped, restore_processor};
+use super::shuffle::{ROUTE, ShuffleStampExec};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
 
@@ -48,6 +50,9 @@ pub struct PtfExec {
     /// Planned for a cluster: rows with set semantics arrive hash-partitioned by key (a
     /// shuffle the plan shows), and processor `p` reads its input's partition `p`.
     on_cluster: bool,
+    /// On a cluster with a time attribute: each table's source partitions, whose rows were
+    /// stamped with their watermarks before the shuffle (`shuffle/`).
+    stamped: Option<Vec<usize>>,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
@@ -65,27 +70,50 @@ enum Routing {
 
 impl PtfExec {
     pub fn new(inputs: Vec<PtfInput>, call: PtfCall, schema: SchemaRef, processors: usize) -> Self {
-        Self::build(inputs, call, schema, processors, false, false)
+        Self::build(inputs, call, schema, processors, false, false, None)
     }
 
     /// The exec of a plan for a cluster: each input is hash-partitioned by its PARTITION BY
     /// keys upstream (cast to the key types the tables share, so equal keys of several
     /// tables meet in one partition), so that the cluster cuts a stage there and each task
-    /// runs one processor over its partition of each input. A call this cannot run is a
-    /// planning error.
+    /// runs one processor over its partition of each input. With a time attribute each
+    /// table's rows are stamped with their watermarks before the shuffle (`shuffle/`), so
+    /// a processor's watermark still combines those of every source partition.
     pub fn on_cluster(
+        mut inputs: Vec<PtfInput>,
+        call: PtfCall,
+        schema: SchemaRef,
+        processors: usize,
+    ) -> Self {
+        let timed = call.tables.iter().any(|t| t.event_time.is_some());
+        let stamped = (timed && routing(&call, &inputs) == Routing::ByKey).then(|| {
+            inputs
+                .iter_mut()
+                .enumerate()
+                .map(|(index, input)| {
+                    let sources = input.plan.output_partitioning().partition_count();
+                    input.plan = Arc::new(ShuffleStampExec::new(
+                        input.plan.clone(),
+                        input.keys.clone(),
+                        call.tables.get(index).and_then(|t| t.event_time.clone()),
+                        processors,
+                    ));
+                    sources
+                })
+                .collect()
+        });
+        Self::build(inputs, call, schema, processors, false, true, stamped)
+    }
+
+    /// A cluster's exec as it was encoded: its inputs stamped already, if `stamped`.
+    pub(crate) fn on_cluster_as_planned(
         inputs: Vec<PtfInput>,
         call: PtfCall,
         schema: SchemaRef,
         processors: usize,
-    ) -> Result<Self> {
-        let name = &call.name;
-        if call.event_time().is_some() {
-            return plan_err!(
-                "`{name}` takes a time attribute, whose watermarks a Ballista cluster cannot carry across its shuffle yet (they combine per source partition): run this query on a local session"
-            );
-        }
-        Ok(Self::build(inputs, call, schema, processors, false, true))
+        stamped: Option<Vec<usize>>,
+    ) -> Self {
+        Self::build(inputs, call, schema, processors, false, true, stamped)
     }
 
     /// This exec with its output taken by a committing sink.
@@ -106,18 +134,36 @@ impl PtfExec {
             self.processors,
             true,
             self.on_cluster,
+            self.stamped.clone(),
         )
     }
 
     fn build(
-        inputs: Vec<PtfInput>,
+        mut inputs: Vec<PtfInput>,
         call: PtfCall,
         schema: SchemaRef,
         processors: usize,
         committing_sink: bool,
         on_cluster: bool,
+        stamped: Option<Vec<usize>>,
     ) -> Self {
         let routing = routing(&call, &inputs);
+        // Until the cluster cuts its stages, the stamps are in sight: their sources count,
+        // and they route to as many processors as the shuffle made partitions (none, from
+        // one partition: then one processor takes every row).
+        let stamped = stamped.map(|known| {
+            inputs
+                .iter_mut()
+                .zip(known)
+                .map(|(input, known)| {
+                    let partitions = input.plan.output_partitioning().partition_count();
+                    if let Some(plan) = stamp_routing_to(&input.plan, partitions) {
+                        input.plan = plan;
+                    }
+                    stamped_sources(&input.plan).unwrap_or(known)
+                })
+                .collect::<Vec<_>>()
+        });
         let partitions = match routing {
             Routing::Single => 1,
             Routing::ByKey if on_cluster => inputs[0].plan.output_partitioning().partition_count(),
@@ -134,6 +180,10 @@ impl PtfExec {
                     Routing::Single | Routing::AsIs => Vec::new(),
                 },
                 event_time: call.tables.get(index).and_then(|t| t.event_time.clone()),
+                stamped: stamped.as_ref().map(|sources| Stamped {
+                    sources: sources[index],
+                    function: call.name.clone(),
+                }),
             })
             .collect();
         let checkpoint = checkpoint_target(&call, routing)
@@ -174,6 +224,7 @@ impl PtfExec {
             committing_sink,
             disk: Arc::default(),
             on_cluster,
+            stamped,
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         }
@@ -202,6 +253,11 @@ impl PtfExec {
 
     pub(crate) fn is_on_cluster(&self) -> bool {
         self.on_cluster
+    }
+
+    /// Each table's source partitions, stamped before a cluster's shuffle.
+    pub(crate) fn stamped(&self) -> Option<&[usize]> {
+        self.stamped.as_deref()
     }
 
     /// What checkpoints save of this call; a planning error if they cannot.
@@ -276,6 +332,9 @@ impl DisplayAs for PtfExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let processors = self.properties.output_partitioning().partition_count();
         let routing = match self.routing() {
+            Routing::ByKey if self.stamped.is_some() => {
+                "rows partitioned by key upstream, stamped with their watermarks"
+            }
             Routing::ByKey if self.on_cluster => "rows partitioned by key upstream",
             Routing::ByKey => "rows routed by key hash",
             Routing::Single => "one processor",
@@ -299,6 +358,24 @@ impl ExecutionPlan for PtfExec {
     }
 
     fn input_distribution_requirements(&self) -> InputDistributionRequirements {
+        if self.stamped.is_some() {
+            // A shuffle on the route each row was stamped with.
+            return InputDistributionRequirements::new(
+                self.inputs
+                    .iter()
+                    .map(|input| {
+                        let route = input.plan.schema().index_of(ROUTE).map(|index| {
+                            Arc::new(Column::new(ROUTE, index)) as Arc<dyn PhysicalExpr>
+                        });
+                        match route {
+                            Ok(route) => Distribution::KeyPartitioned(vec![route]),
+                            // Not stamped: `processor` says so when the plan runs.
+                            Err(_) => Distribution::UnspecifiedDistribution,
+                        }
+                    })
+                    .collect(),
+            );
+        }
         if self.on_cluster && self.routing() == Routing::ByKey {
             // A shuffle the cluster sees and cuts a stage at.
             return InputDistributionRequirements::new(
@@ -371,6 +448,7 @@ impl ExecutionPlan for PtfExec {
             self.processors,
             self.committing_sink,
             self.on_cluster,
+            self.stamped.clone(),
         )))
     }
 
@@ -443,5 +521,42 @@ impl PtfExec {
             )?;
         }
         Ok((driver, inbox))
+    }
+}
+
+/// The source partitions of the stamp below `plan`, through single-input nodes (a
+/// repartition, batch coalescing), if it is still in sight.
+fn stamped_sources(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+    let mut plan = plan;
+    loop {
+        if let Some(stamp) =
+            (plan.as_ref() as &dyn std::any::Any).downcast_ref::<ShuffleStampExec>()
+        {
+            return Some(stamp.sources());
+        }
+        match plan.children().as_slice() {
+            [child] => plan = child,
+            _ => return None,
+        }
+    }
+}
+
+/// `plan` with the stamp below it (through single-input nodes) routing to `processors`, if
+/// it is in sight and routes to another number.
+fn stamp_routing_to(
+    plan: &Arc<dyn ExecutionPlan>,
+    processors: usize,
+) -> Option<Arc<dyn ExecutionPlan>> {
+    if let Some(stamp) = (plan.as_ref() as &dyn std::any::Any).downcast_ref::<ShuffleStampExec>() {
+        return (stamp.processors() != processors)
+            .then(|| Arc::new(stamp.routing_to(processors)) as Arc<dyn ExecutionPlan>);
+    }
+    match plan.children().as_slice() {
+        [child] => {
+            let child = stamp_routing_to(child, processors)?;
+            let recompute = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
+            plan.clone().replace_children(vec![child], recompute).ok()
+        }
+        _ => None,
     }
 }

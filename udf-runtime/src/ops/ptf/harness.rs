@@ -33,7 +33,7 @@ use udf_core::{UserFunction, Value};
 use super::driver::Driver;
 use super::exec::PtfExec;
 use super::routed::Routed;
-use super::router::time_millis;
+use super::source_watermark::time_millis;
 use crate::Session;
 
 /// The name the harness gives the function's input table.

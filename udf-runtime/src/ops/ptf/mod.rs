@@ -3,7 +3,8 @@
 //! (`exec.rs`) over one input per table argument (`input.rs`): one virtual processor per
 //! output partition (`driver/`), rows routed to them
 //! by a hash of the PARTITION BY keys with their watermarks (`router.rs`, `gate.rs`), output
-//! rows assembled from their origins (`output.rs`); a harness driving one processor from a
+//! rows assembled from their origins (`output.rs`); on a cluster, watermarks carried across
+//! the shuffle (`shuffle/`), derived per source as the router does (`source_watermark.rs`); a harness driving one processor from a
 //! plain test (`harness.rs`).
 
 mod align;
@@ -23,6 +24,8 @@ pub mod node;
 mod output;
 pub(crate) mod routed;
 pub(crate) mod router;
+pub mod shuffle;
+mod source_watermark;
 
 pub use dataframe::{PartitionedDataFrame, Process, ProcessTableCall};
 pub use harness::{FiredTimer, PtfHarness, PtfHarnessBuilder};

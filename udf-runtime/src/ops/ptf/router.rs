@@ -11,10 +11,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt32Array};
 use datafusion::arrow::buffer::ScalarBuffer;
-use datafusion::arrow::compute::{cast, take_record_batch};
-use datafusion::arrow::datatypes::{DataType as ArrowType, Int64Type, TimeUnit};
+use datafusion::arrow::compute::take_record_batch;
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::{DataFusionError, Result, exec_err};
@@ -27,6 +26,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use super::align::Aligner;
 use super::gate::Gate;
 use super::routed::Routed;
+use super::shuffle::{Unstamp, routes};
+use super::source_watermark::{BatchTimes, SourceWatermark};
 use crate::checkpoint::barrier::{Barrier, SourceMessage};
 use crate::checkpoint::config::CheckpointConfig;
 use crate::checkpoint::coordinator::{CheckpointTarget, Coordinator};
@@ -35,7 +36,7 @@ use crate::checkpoint::manifest::SourcePosition;
 use crate::checkpoint::region;
 use crate::checkpoint::source::Messages;
 use crate::session::clock::SessionClock;
-use crate::streaming::event_time::{EventTime, WatermarkEmission};
+use crate::streaming::event_time::EventTime;
 use crate::streaming::state::KeepKeys;
 use udf_core::ptf::ProcessingClock;
 
@@ -51,6 +52,25 @@ pub struct RouterInput {
     pub plan: Arc<dyn ExecutionPlan>,
     pub keys: Vec<Arc<dyn PhysicalExpr>>,
     pub event_time: Option<EventTime>,
+    /// Stamped before a cluster's shuffle, the rows of several source partitions mixed.
+    pub stamped: Option<Stamped>,
+}
+
+/// An input stamped before a cluster's shuffle (`shuffle/`).
+#[derive(Debug, Clone)]
+pub struct Stamped {
+    /// The source partitions before the shuffle.
+    pub sources: usize,
+    /// The function, for errors.
+    pub function: String,
+}
+
+impl RouterInput {
+    /// The sources a processor hears of from this input: the partitions stamped before a
+    /// shuffle, or the one partition it reads.
+    fn sources_per_processor(&self) -> usize {
+        self.stamped.as_ref().map_or(1, |s| s.sources)
+    }
 }
 
 /// Routes the inputs to `processors` processors by a hash of their keys (all to processor 0
@@ -98,7 +118,7 @@ enum Source {
     /// The processor's only input partition, routed where it is read (no task, no queue).
     Direct {
         stream: Option<Messages>,
-        routing: SourceRouting,
+        routing: Box<SourceRouting>,
         pending: VecDeque<Routed>,
     },
 }
@@ -166,6 +186,10 @@ impl Inbox {
                     }
                     None => {
                         *stream = None;
+                        if routing.unstamp.is_some() {
+                            // Each source ended with its own mark.
+                            return routing.finish().err().map(Err);
+                        }
                         return Some(Ok(Routed::End { source: 0 }));
                     }
                 }
@@ -257,6 +281,8 @@ impl Router {
             let mut routing =
                 SourceRouting::new(0, input.keys.clone(), input.event_time.clone(), 1, clock);
             routing.restore(coordinator.as_deref());
+            self.unstamp(&mut routing, input, 0, processor)?;
+            let sources = input.sources_per_processor();
             return Ok(Inbox {
                 source: Source::Direct {
                     stream: Some(Self::messages(
@@ -266,11 +292,11 @@ impl Router {
                         context,
                         coordinator.as_ref(),
                     )?),
-                    routing,
+                    routing: Box::new(routing),
                     pending: VecDeque::new(),
                 },
-                sources: vec![1],
-                aligner: Aligner::new(1),
+                sources: vec![sources],
+                aligner: Aligner::new(sources),
                 coordinator,
             });
         }
@@ -281,6 +307,11 @@ impl Router {
             let messages = run.receivers[0]
                 .take()
                 .expect("a fresh run has its receiver");
+            let sources: Vec<usize> = self
+                .inputs
+                .iter()
+                .map(RouterInput::sources_per_processor)
+                .collect();
             return Ok(Inbox {
                 source: Source::Channel {
                     messages,
@@ -288,8 +319,8 @@ impl Router {
                     gate: run.gate,
                     _tasks: run.tasks,
                 },
-                aligner: Aligner::new(self.inputs.len()),
-                sources: vec![1; self.inputs.len()],
+                aligner: Aligner::new(sources.iter().sum()),
+                sources,
                 coordinator: run.coordinator,
             });
         }
@@ -356,6 +387,13 @@ impl Router {
                 clock.clone(),
             );
             routing.restore(coordinator.as_deref());
+            if let Some(processor) = only {
+                let offset = self.inputs[..source]
+                    .iter()
+                    .map(RouterInput::sources_per_processor)
+                    .sum();
+                self.unstamp(&mut routing, input, offset, processor)?;
+            }
             let mut sending = Sending {
                 senders: senders.clone(),
                 gate: gate.clone(),
@@ -388,6 +426,13 @@ impl Router {
                     }
                     sending.send().await;
                 }
+                if sending.routing.unstamp.is_some() {
+                    // Each source ended with its own mark.
+                    if let Err(error) = sending.routing.finish() {
+                        sending.fail(error);
+                    }
+                    return;
+                }
                 sending.end();
             }));
         }
@@ -400,18 +445,44 @@ impl Router {
     }
 }
 
+impl Router {
+    /// Makes `routing` take `input`'s stamped rows for `processor`, if it is stamped; its
+    /// sources numbered from `offset`.
+    fn unstamp(
+        &self,
+        routing: &mut SourceRouting,
+        input: &RouterInput,
+        offset: usize,
+        processor: usize,
+    ) -> Result<()> {
+        if let Some(stamped) = &input.stamped {
+            let route = routes(self.processors)?[processor];
+            routing.unstamp = Some(Unstamp::new(
+                &stamped.function,
+                offset,
+                stamped.sources,
+                route,
+                processor,
+                input.event_time.clone(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The routing of one input partition.
 struct SourceRouting {
     source: usize,
     keys: Vec<Arc<dyn PhysicalExpr>>,
-    event_time: Option<EventTime>,
     processors: usize,
     /// Messages of the latest batch, by processor.
     outbox: Vec<(usize, Routed)>,
     clock: Arc<dyn ProcessingClock>,
-    /// The largest row time seen.
-    max_time: Option<i64>,
+    watermark: SourceWatermark,
     hashes: Vec<u64>,
+    /// With an input stamped before a cluster's shuffle: its messages unstamped.
+    unstamp: Option<Unstamp>,
+    unstamped: Vec<Routed>,
 }
 
 impl SourceRouting {
@@ -425,18 +496,14 @@ impl SourceRouting {
         SourceRouting {
             source,
             keys,
-            event_time,
             processors,
             outbox: Vec::new(),
             clock,
-            max_time: None,
+            watermark: SourceWatermark::new(event_time),
             hashes: Vec::new(),
+            unstamp: None,
+            unstamped: Vec::new(),
         }
-    }
-
-    fn watermark(&self) -> Option<i64> {
-        let delay = self.event_time.as_ref().map_or(0, |t| t.delay_millis);
-        self.max_time.map(|t| t.saturating_sub(delay))
     }
 
     /// Takes the row times seen before the checkpoint the run restores from.
@@ -445,7 +512,7 @@ impl SourceRouting {
             .and_then(Coordinator::restored)
             .and_then(|r| r.manifest.sources.get(self.source))
         {
-            self.max_time = position.max_time;
+            self.watermark.max_time = position.max_time;
         }
     }
 
@@ -457,41 +524,32 @@ impl SourceRouting {
                 table: at.table,
                 partition: at.partition,
                 rows: at.rows,
-                max_time: self.max_time,
+                max_time: self.watermark.max_time,
                 file: at.file,
             },
         );
     }
 
+    /// With a stamped input: whether every source ended.
+    fn finish(&self) -> Result<()> {
+        self.unstamp.as_ref().map_or(Ok(()), Unstamp::finish)
+    }
+
     fn route(&mut self, batch: &RecordBatch) -> Result<()> {
+        if let Some(unstamp) = &mut self.unstamp {
+            unstamp.messages(batch, self.clock.now_millis(), &mut self.unstamped)?;
+            self.outbox
+                .extend(self.unstamped.drain(..).map(|message| (0, message)));
+            return Ok(());
+        }
         let rows = batch.num_rows();
         let processors = self.processors;
         // Row times and the watermark before each row.
-        let (times, before) = match &self.event_time {
-            Some(event_time) => {
-                let times = event_time_millis(batch, event_time)?;
-                let before = match event_time.emission {
-                    WatermarkEmission::EveryRow => {
-                        let mut before = Vec::with_capacity(rows);
-                        for &time in &times {
-                            before.push(self.watermark());
-                            self.max_time = Some(self.max_time.map_or(time, |m| m.max(time)));
-                        }
-                        before
-                    }
-                    WatermarkEmission::EveryBatch => {
-                        let before = vec![self.watermark(); rows];
-                        if let Some(&latest) = times.iter().max() {
-                            self.max_time = Some(self.max_time.map_or(latest, |m| m.max(latest)));
-                        }
-                        before
-                    }
-                };
-                (Some(times), Some(before))
-            }
+        let (times, before) = match self.watermark.pass(batch)? {
+            Some(BatchTimes { times, before }) => (Some(times), Some(before)),
             None => (None, None),
         };
-        let after = self.watermark();
+        let after = self.watermark.current();
         let now = self.clock.now_millis();
 
         if self.keys.is_empty() || processors == 1 {
@@ -509,14 +567,7 @@ impl SourceRouting {
             }
             return Ok(());
         }
-        let keys = self
-            .keys
-            .iter()
-            .map(|k| k.evaluate(batch)?.into_array(rows))
-            .collect::<Result<Vec<_>>>()?;
-        self.hashes.clear();
-        self.hashes.resize(rows, 0);
-        create_hashes(&keys, &ROUTING_STATE, &mut self.hashes)?;
+        key_hashes(&self.keys, batch, &mut self.hashes)?;
         let (indices, ranges) = rows_by_processor(&self.hashes, processors);
         for (processor, range) in ranges.into_iter().enumerate() {
             // A processor without rows still hears of an advanced watermark.
@@ -547,9 +598,26 @@ impl SourceRouting {
     }
 }
 
+/// Into `hashes`, the routing hash of each row's `keys` in `batch`.
+pub(super) fn key_hashes(
+    keys: &[Arc<dyn PhysicalExpr>],
+    batch: &RecordBatch,
+    hashes: &mut Vec<u64>,
+) -> Result<()> {
+    let rows = batch.num_rows();
+    let keys = keys
+        .iter()
+        .map(|k| k.evaluate(batch)?.into_array(rows))
+        .collect::<Result<Vec<_>>>()?;
+    hashes.clear();
+    hashes.resize(rows, 0);
+    create_hashes(&keys, &ROUTING_STATE, hashes)?;
+    Ok(())
+}
+
 /// The processor of a key's hash: the hash scaled to `0..processors` (a multiply, where `%`
 /// would divide).
-fn processor_of(hash: u64, processors: usize) -> usize {
+pub(super) fn processor_of(hash: u64, processors: usize) -> usize {
     ((u128::from(hash) * processors as u128) >> 64) as usize
 }
 
@@ -713,29 +781,6 @@ impl Sending {
             let _ = sender.send(Err(DataFusionError::Execution(text.clone())));
         }
     }
-}
-
-/// The `on_time` column of `batch` as epoch milliseconds; NULL is an error.
-fn event_time_millis(batch: &RecordBatch, event_time: &EventTime) -> Result<Vec<i64>> {
-    time_millis(batch.column(event_time.column).as_ref(), &event_time.name)
-}
-
-/// Time attribute `name`'s values as epoch milliseconds; NULL is an error.
-pub(super) fn time_millis(column: &dyn Array, name: &str) -> Result<Vec<i64>> {
-    if column.null_count() > 0 {
-        return exec_err!(
-            "the time attribute `{name}` is NULL in a row; `on_time` columns need a time in every row"
-        );
-    }
-    let tz = match column.data_type() {
-        ArrowType::Timestamp(_, tz) => tz.clone(),
-        other => {
-            return exec_err!("the time attribute `{name}` is {other}, not a timestamp");
-        }
-    };
-    let millis = cast(column, &ArrowType::Timestamp(TimeUnit::Millisecond, tz))?;
-    let millis = cast(&millis, &ArrowType::Int64)?;
-    Ok(millis.as_primitive::<Int64Type>().values().to_vec())
 }
 
 #[cfg(test)]

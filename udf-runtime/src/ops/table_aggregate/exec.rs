@@ -146,6 +146,7 @@ impl TableAggregateExec {
             plan: region,
             keys: self.group_by.clone(),
             event_time: None,
+            stamped: None,
         };
         exec.router = Some(Arc::new(Router::new(
             vec![input],

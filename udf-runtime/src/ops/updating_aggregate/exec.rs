@@ -93,6 +93,7 @@ impl UpdatingAggregateExec {
             plan: region.clone(),
             keys: self.keys.clone(),
             event_time: None,
+            stamped: None,
         };
         let router = Router::new(vec![input], self.partitions(), false, Some(target));
         UpdatingAggregateExec {

@@ -98,6 +98,7 @@ pub(crate) fn router(
         plan: input.clone(),
         keys: keys.to_vec(),
         event_time: Some(time.clone()),
+        stamped: None,
     };
     Router::new(vec![input], processors, false, target)
 }
