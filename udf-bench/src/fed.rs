@@ -57,7 +57,7 @@ fn batch(schema: &SchemaRef, shape: Shape, start: u64, end: u64) -> Result<Recor
 }
 
 /// Registers `table` afresh (a feed is read by one query) with its watermark.
-fn register(session: &Session, table: &str, shape: Shape) -> Result<Feed> {
+pub fn register(session: &Session, table: &str, shape: Shape) -> Result<Feed> {
     session.deregister_table(table)?;
     let feed = session.register_feed(table, schema(shape))?;
     if let Shape::KeyedTimes { .. } = shape {

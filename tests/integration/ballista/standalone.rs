@@ -203,6 +203,19 @@ async fn process_table_functions_give_the_local_rows() {
     );
 }
 
+/// A cluster and a local session, each with `events_in_two_partitions` and a watermark on
+/// `ts` (no delay).
+async fn with_events_in_two_partitions() -> (Session, Session) {
+    let (cluster, local) = cluster_and_local(&[]).await;
+    for session in [&cluster, &local] {
+        session
+            .register_table("events", events_in_two_partitions())
+            .unwrap();
+        session.declare_watermark("events", "ts", Duration::ZERO);
+    }
+    (cluster, local)
+}
+
 /// `events` in two partitions: key `a` at 1 s, 2 s, ... 10 s in one, key `b` at 100 s, 101 s,
 /// ... 109 s in the other.
 fn events_in_two_partitions() -> Arc<MemTable> {
@@ -219,13 +232,7 @@ fn events_in_two_partitions() -> Arc<MemTable> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watermarks_combine_over_the_source_partitions_across_the_shuffle() {
-    let (cluster, local) = cluster_and_local(&[]).await;
-    for session in [&cluster, &local] {
-        session
-            .register_table("events", events_in_two_partitions())
-            .unwrap();
-        session.declare_watermark("events", "ts", Duration::ZERO);
-    }
+    let (cluster, local) = with_events_in_two_partitions().await;
     // ORDER BY ts holds each row until the watermark passes it and drops rows behind it. A
     // processor's watermark is the smaller of the two partitions' (a's times trail b's), so
     // no row is ever behind it, whichever partition's rows come first: each is released, in
@@ -264,6 +271,52 @@ async fn watermarks_combine_over_the_source_partitions_across_the_shuffle() {
         plan.contains("ShuffleStampExec") && plan.contains("stamped with their watermarks"),
         "{plan}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_aggregates_close_on_the_watermark_of_every_source_partition() {
+    let (cluster, local) = with_events_in_two_partitions().await;
+    // A window closes when the smaller of the two partitions' watermarks passes its end, so
+    // no row of `a` (whose times trail `b`'s) is late: every row is counted. Closing on `b`'s
+    // watermark alone would drop all of `a`'s.
+    let window = |start: i64, end: i64| {
+        let at =
+            |s: i64| Value::Timestamp(chrono::DateTime::from_timestamp(s, 0).unwrap().naive_utc());
+        (at(start), at(end))
+    };
+    let keyed = "SELECT k, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE events, \
+                 DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end, k \
+                 ORDER BY k, window_start";
+    let expected: Vec<Vec<Value>> = [
+        ("a", 0, 4),
+        ("a", 5, 5),
+        ("a", 10, 1),
+        ("b", 100, 5),
+        ("b", 105, 5),
+    ]
+    .into_iter()
+    .map(|(key, start, n)| {
+        let (start, end) = window(start, start + 5);
+        vec![Value::from(key), start, end, Value::BigInt(n)]
+    })
+    .collect();
+    assert_eq!(same_rows(&cluster, &local, keyed).await, expected);
+    let plan = explain(&cluster, keyed).await;
+    assert!(
+        plan.contains("ShuffleStampExec")
+            && plan.contains("WindowAggregateExec")
+            && plan.contains("stamped with their watermarks"),
+        "{plan}"
+    );
+    // Without keys besides the window, one processor reads both partitions.
+    let whole = "SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE events, \
+                 DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end \
+                 ORDER BY window_start";
+    let expected: Vec<Vec<Value>> = [(0, 4), (5, 5), (10, 1), (100, 5), (105, 5)]
+        .into_iter()
+        .map(|(start, n)| vec![window(start, start).0, Value::BigInt(n)])
+        .collect();
+    assert_eq!(same_rows(&cluster, &local, whole).await, expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use udf_runtime::prelude::FlatAggregate as _;
 use udf_runtime::{Feed, Session};
 
 use super::aggregate::{WAcc, WAvg};
-use super::{Case, columns, load, schema_entry, value};
+use super::{Case, check, columns, load, on_a_cluster, schema_entry, value};
 use crate::support::{self, session_of};
 
 /// The case's input as batches of `rows_per_batch` rows, each with its row kind when the
@@ -44,7 +44,7 @@ fn input_batches(case: &Case, rows_per_batch: usize) -> Vec<RecordBatch> {
 
 /// The case's query: SQL, or the Table API expression of a case that has one, written with
 /// this project's DataFrame methods.
-async fn case_query(case: &Case, session: &Session) -> DataFrame {
+pub(crate) async fn case_query(case: &Case, session: &Session) -> DataFrame {
     if case.case == "table_agg_emit_update_with_retract" {
         let call = session
             .table_aggregate("Top2WithRetract", [col("v")])
@@ -67,7 +67,7 @@ async fn case_query(case: &Case, session: &Session) -> DataFrame {
 }
 
 /// Registers the case's input as a fed table (a changelog when the case's input is one).
-fn register_input(case: &Case, session: &Session) -> Feed {
+pub(crate) fn register_input(case: &Case, session: &Session) -> Feed {
     let columns = support::batch(&columns(case)).schema();
     let table = &case.input.view_name;
     if case.input.changelog {
@@ -281,6 +281,7 @@ async fn check_windows(case: &Case, register: impl Fn(&Session)) {
 async fn tumble_window_udaf() {
     let case = load("tumble_window_udaf");
     check_windows(&case, |session| session.register(WAvg).unwrap()).await;
+    check(&case, &on_a_cluster(&case, 2, |s| s.register(WAvg)).await).await;
 }
 
 /// Sessions merge (a row bridging two sessions makes one, with `merge`); a row late for
@@ -289,6 +290,7 @@ async fn tumble_window_udaf() {
 async fn session_window_udaf_merge() {
     let case = load("session_window_udaf_merge");
     check_windows(&case, |session| session.register(WAvg).unwrap()).await;
+    check(&case, &on_a_cluster(&case, 2, |s| s.register(WAvg)).await).await;
 }
 
 /// `WAvg` without `merge`.

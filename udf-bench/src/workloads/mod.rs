@@ -10,6 +10,9 @@ mod ptf_disk;
 mod scalar;
 mod table;
 
+#[cfg(test)]
+mod round_trip;
+
 use udf_runtime::Session;
 use udf_runtime::datafusion::error::Result;
 use udf_runtime::datafusion::prelude::SessionContext;

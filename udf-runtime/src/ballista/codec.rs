@@ -18,12 +18,13 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use super::functions::FunctionCodec;
-use super::{lateral, memory_table, ptf, table_aggregate, wire};
+use super::{lateral, memory_table, ptf, table_aggregate, window, wire};
 use crate::ops::lateral::{LateralExec, LateralNode};
 use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::shuffle::ShuffleStampExec;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
+use crate::ops::window::{WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode};
 
 /// Tags the table encodings: one of Ballista's, or an in-memory table of ours.
 const BALLISTA_TABLE: u8 = 0;
@@ -36,6 +37,8 @@ const LATERAL: u8 = 1;
 const TABLE_AGGREGATE: u8 = 2;
 const PROCESS_TABLE_FUNCTION: u8 = 3;
 const SHUFFLE_STAMP: u8 = 4;
+const WINDOW_TVF: u8 = 5;
+const WINDOW_AGGREGATE: u8 = 6;
 
 /// `encoded` as the node of `kind`.
 fn tagged(kind: u8, encoded: Vec<u8>, buf: &mut Vec<u8>) {
@@ -81,6 +84,10 @@ impl LogicalExtensionCodec for LogicalCodec {
             Some((PROCESS_TABLE_FUNCTION, rest)) => {
                 ptf::decode_node(rest, inputs, ctx, &self.functions, self)
             }
+            Some((WINDOW_TVF, rest)) => window::decode_tvf_node(rest, inputs, ctx, self),
+            Some((WINDOW_AGGREGATE, rest)) => {
+                window::decode_aggregate_node(rest, inputs, ctx, self)
+            }
             Some((kind, _)) => unknown_kind(kind),
             None => self.ballista.try_decode(buf, inputs, ctx),
         }
@@ -104,6 +111,15 @@ impl LogicalExtensionCodec for LogicalCodec {
         if let Some(call) = any.downcast_ref::<PtfNode>() {
             let encoded = ptf::encode_node(call, &self.functions, self)?;
             tagged(PROCESS_TABLE_FUNCTION, encoded, buf);
+            return Ok(());
+        }
+        if let Some(tvf) = any.downcast_ref::<WindowTvfNode>() {
+            tagged(WINDOW_TVF, window::encode_tvf_node(tvf, self)?, buf);
+            return Ok(());
+        }
+        if let Some(aggregate) = any.downcast_ref::<WindowAggregateNode>() {
+            let encoded = window::encode_aggregate_node(aggregate, self)?;
+            tagged(WINDOW_AGGREGATE, encoded, buf);
             return Ok(());
         }
         self.ballista.try_encode(node, buf).or_else(|_| {
@@ -246,6 +262,11 @@ impl PhysicalExtensionCodec for PhysicalCodec {
             Some((SHUFFLE_STAMP, rest)) => {
                 ptf::decode_stamp(rest, inputs, ctx, &self.wire(converter))
             }
+            Some((WINDOW_TVF, rest)) => window::decode_tvf_exec(rest, inputs),
+            Some((WINDOW_AGGREGATE, rest)) => {
+                let wire = self.wire(converter);
+                window::decode_aggregate_exec(rest, inputs, ctx, self.functions(), &wire)
+            }
             Some((kind, _)) => unknown_kind(kind),
             None => self.ballista.try_decode(buf, inputs, ctx, converter),
         }
@@ -278,6 +299,16 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         if let Some(stamp) = any.downcast_ref::<ShuffleStampExec>() {
             let encoded = ptf::encode_stamp(stamp, &self.wire(converter))?;
             tagged(SHUFFLE_STAMP, encoded, buf);
+            return Ok(());
+        }
+        if let Some(tvf) = any.downcast_ref::<WindowTvfExec>() {
+            tagged(WINDOW_TVF, window::encode_tvf_exec(tvf)?, buf);
+            return Ok(());
+        }
+        if let Some(aggregate) = any.downcast_ref::<WindowAggregateExec>() {
+            let wire = self.wire(converter);
+            let encoded = window::encode_aggregate_exec(aggregate, self.functions(), &wire)?;
+            tagged(WINDOW_AGGREGATE, encoded, buf);
             return Ok(());
         }
         let name = node.name().to_owned();

@@ -159,19 +159,31 @@ impl FunctionCodec {
         }
     }
 
+    /// The registered aggregate function `name`, if it is the one the sender had (`sent`).
+    pub fn aggregate(&self, name: &str, sent: &Identity) -> Result<Arc<AggregateUDF>> {
+        match self.engine_function(name, sent)? {
+            EngineFunction::Aggregate(udaf) => Ok(udaf),
+            _ => plan_err!("`{name}` is not an aggregate function here"),
+        }
+    }
+
     /// The function a call names, with the group keys its aggregate call takes.
     fn decode(&self, name: &str, buf: &[u8]) -> Result<(EngineFunction, Option<usize>)> {
         let call: Call = postcard::from_bytes(buf).map_err(|e| {
             DataFusionError::Plan(format!("the call of `{name}` arrived garbled: {e}"))
         })?;
-        let entry = self.resolve(name, &call.identity)?;
-        let function = EngineFunction::new(
+        Ok((self.engine_function(name, &call.identity)?, call.group_keys))
+    }
+
+    /// The registered function `name` as the engine calls it, if it is the sender's.
+    fn engine_function(&self, name: &str, sent: &Identity) -> Result<EngineFunction> {
+        let entry = self.resolve(name, sent)?;
+        EngineFunction::new(
             &entry.name,
             &entry.function,
             entry.spec.clone(),
             &self.metrics,
-        )?;
-        Ok((function, call.group_keys))
+        )
     }
 }
 

@@ -15,8 +15,8 @@
 //! functions registered. Plans travel in DataFusion's format with the project's codecs
 //! (`codec.rs`): scalar, async scalar and aggregate functions go by catalog name and are
 //! checked against the receiving side's signatures, in-memory tables go as Arrow IPC, and
-//! lateral joins, table aggregates and process table functions as records of their own
-//! (`lateral.rs`, `table_aggregate.rs`, `ptf.rs`). What has no encoding (streaming operators,
+//! lateral joins, table aggregates, process table functions and windows as records of their
+//! own (`lateral.rs`, `table_aggregate.rs`, `ptf.rs`, `window.rs`). What has no encoding (streaming operators,
 //! fed tables, anything under checkpoints) fails the query when it is sent, naming it.
 
 mod client;
@@ -31,6 +31,7 @@ mod ptf;
 mod reach;
 mod scheduler;
 mod table_aggregate;
+mod window;
 mod wire;
 
 use std::future::Future;
@@ -45,7 +46,7 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 
 pub use executor::{ExecutorOptions, executor_main, run_executor};
-pub use plan_codec::PlanCodec;
+pub use plan_codec::{PlanCodec, RoundTrip};
 pub use scheduler::{Scheduler, SchedulerOptions, scheduler_main};
 
 use crate::Session;

@@ -19,13 +19,12 @@ use udf_core::types::DataType;
 use udf_core::{Function, Semantics};
 
 use super::functions::{FunctionCodec, Identity};
-use super::wire;
+use super::wire::{self, Time};
 use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::call::{PtfCall, TableBinding};
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
 use crate::ops::ptf::shuffle::ShuffleStampExec;
-use crate::streaming::event_time::{EventTime, WatermarkEmission};
 
 #[derive(Serialize, Deserialize)]
 struct Call {
@@ -55,38 +54,6 @@ struct Table {
     order_names: Vec<String>,
     event_time: Option<Time>,
     kinds: Option<Vec<u8>>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Time {
-    name: String,
-    column: usize,
-    delay_millis: i64,
-    every_batch: bool,
-}
-
-impl Time {
-    fn of(time: &EventTime) -> Self {
-        Time {
-            name: time.name.clone(),
-            column: time.column,
-            delay_millis: time.delay_millis,
-            every_batch: time.emission == WatermarkEmission::EveryBatch,
-        }
-    }
-
-    fn event_time(self) -> EventTime {
-        EventTime {
-            name: self.name,
-            column: self.column,
-            delay_millis: self.delay_millis,
-            emission: if self.every_batch {
-                WatermarkEmission::EveryBatch
-            } else {
-                WatermarkEmission::EveryRow
-            },
-        }
-    }
 }
 
 /// The stamp of a table argument's rows before a cluster's shuffle.

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::Schema;
-use datafusion::common::{DFSchema, DataFusionError, Result};
+use datafusion::common::{
+    DFSchema, DataFusionError, Dependency, FunctionalDependence, FunctionalDependencies, Result,
+};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::PhysicalExpr;
@@ -18,8 +20,10 @@ use datafusion_proto::physical_plan::{
 };
 use datafusion_proto::protobuf;
 use prost::Message;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::streaming::event_time::{EventTime, WatermarkEmission};
 
 /// The one input of a node or exec named `what`.
 pub fn one_input<'a, T>(inputs: &'a [T], what: &str) -> Result<&'a T> {
@@ -67,6 +71,39 @@ pub fn parse_logical_exprs(
     parse_exprs(&protos, ctx, codec).map_err(|e| DataFusionError::Plan(e.to_string()))
 }
 
+#[derive(Serialize, Deserialize)]
+/// A time attribute: its column and the watermark declared on it.
+pub struct Time {
+    name: String,
+    column: usize,
+    delay_millis: i64,
+    every_batch: bool,
+}
+
+impl Time {
+    pub fn of(time: &EventTime) -> Self {
+        Time {
+            name: time.name.clone(),
+            column: time.column,
+            delay_millis: time.delay_millis,
+            every_batch: time.emission == WatermarkEmission::EveryBatch,
+        }
+    }
+
+    pub fn event_time(self) -> EventTime {
+        EventTime {
+            name: self.name,
+            column: self.column,
+            delay_millis: self.delay_millis,
+            emission: if self.every_batch {
+                WatermarkEmission::EveryBatch
+            } else {
+                WatermarkEmission::EveryRow
+            },
+        }
+    }
+}
+
 /// What physical expressions are encoded and decoded with.
 pub struct Physical<'a> {
     pub codec: &'a dyn PhysicalExtensionCodec,
@@ -97,13 +134,53 @@ impl Physical<'_> {
     }
 }
 
+/// A logical schema: DataFusion's message, plus the functional dependencies it leaves out
+/// (an aggregate's keys determine its other columns).
+#[derive(Serialize, Deserialize)]
+struct LogicalSchema {
+    schema: Vec<u8>,
+    /// Source columns, target columns, nullable, whether a key occurs once.
+    dependencies: Vec<(Vec<usize>, Vec<usize>, bool, bool)>,
+}
+
 pub fn df_schema(schema: &DFSchema) -> Result<Vec<u8>> {
-    Ok(protobuf::DfSchema::try_from(schema)?.encode_to_vec())
+    let dependencies = schema
+        .functional_dependencies()
+        .iter()
+        .map(|d| {
+            let single = d.mode == Dependency::Single;
+            (
+                d.source_indices.clone(),
+                d.target_indices.clone(),
+                d.nullable,
+                single,
+            )
+        })
+        .collect();
+    let logical = LogicalSchema {
+        schema: protobuf::DfSchema::try_from(schema)?.encode_to_vec(),
+        dependencies,
+    };
+    record("a logical schema", &logical)
 }
 
 pub fn parse_df_schema(bytes: &[u8]) -> Result<DFSchema> {
-    let proto = protobuf::DfSchema::decode(bytes).map_err(garbled)?;
-    Ok(DFSchema::try_from(&proto)?)
+    let logical: LogicalSchema = parse_record("a logical schema", bytes)?;
+    let proto = protobuf::DfSchema::decode(logical.schema.as_slice()).map_err(garbled)?;
+    let dependencies = logical
+        .dependencies
+        .into_iter()
+        .map(|(source, target, nullable, single)| {
+            let mode = if single {
+                Dependency::Single
+            } else {
+                Dependency::Multi
+            };
+            FunctionalDependence::new(source, target, nullable).with_mode(mode)
+        })
+        .collect();
+    DFSchema::try_from(&proto)?
+        .with_functional_dependencies(FunctionalDependencies::new(dependencies))
 }
 
 pub fn schema(schema: &Schema) -> Result<Vec<u8>> {

@@ -18,7 +18,9 @@ use crate::ops::ptf::input::PtfInput;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 use crate::ops::updating_aggregate::{self, UpdatingAggregateExec, UpdatingAggregateNode};
 use crate::ops::window::spec::WindowKind;
-use crate::ops::window::{WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode};
+use crate::ops::window::{
+    WindowAggregate, WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode,
+};
 use crate::session::state_backend::{BackendType, StateBackendConfig};
 
 #[derive(Debug, Default)]
@@ -128,16 +130,22 @@ impl ExtensionPlanner for UdfExtensionPlanner {
                     updating_aggregate::call(call, output, &physical, &physical_inputs[0].schema())
                 })
                 .collect::<Result<Vec<_>>>()?;
-            return Ok(Some(Arc::new(WindowAggregateExec::new(
-                physical_inputs[0].clone(),
-                node.window,
-                node.time.clone(),
-                physical(&node.keys)?,
-                node.layout.clone(),
+            let grouped = WindowAggregate {
+                window: node.window,
+                time: node.time.clone(),
+                keys: physical(&node.keys)?,
+                layout: node.layout.clone(),
                 calls,
-                Arc::new(node.schema.as_arrow().clone()),
-                session.config().target_partitions(),
-            ))));
+                schema: Arc::new(node.schema.as_arrow().clone()),
+            };
+            let partitions = session.config().target_partitions();
+            return Ok(Some(Arc::new(
+                if crate::ballista::plans_for_a_cluster(session.config_options()) {
+                    WindowAggregateExec::on_cluster(physical_inputs[0].clone(), grouped, partitions)
+                } else {
+                    WindowAggregateExec::new(physical_inputs[0].clone(), grouped, partitions)
+                },
+            )));
         }
         if let Some(node) = node.as_any().downcast_ref::<EventTimeOverNode>() {
             groups_in_memory(session, "an OVER window over a stream")?;

@@ -20,8 +20,8 @@ use datafusion::physical_plan::execution_plan::{
 };
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::{
-    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, Distribution, ExecutionPlan,
-    ExecutionPlanProperties, InputDistributionRequirements, PlanProperties, ReplaceChildrenOptions,
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
+    InputDistributionRequirements, PlanProperties,
 };
 use udf_core::Semantics;
 
@@ -31,7 +31,7 @@ use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
 use super::router::{Inbox, Router, RouterInput, Stamped, restore_processor};
-use super::shuffle::{ROUTE, ShuffleStampExec};
+use super::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::session::state_backend::StateBackendConfig;
 
@@ -521,42 +521,5 @@ impl PtfExec {
             )?;
         }
         Ok((driver, inbox))
-    }
-}
-
-/// The source partitions of the stamp below `plan`, through single-input nodes (a
-/// repartition, batch coalescing), if it is still in sight.
-fn stamped_sources(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
-    let mut plan = plan;
-    loop {
-        if let Some(stamp) =
-            (plan.as_ref() as &dyn std::any::Any).downcast_ref::<ShuffleStampExec>()
-        {
-            return Some(stamp.sources());
-        }
-        match plan.children().as_slice() {
-            [child] => plan = child,
-            _ => return None,
-        }
-    }
-}
-
-/// `plan` with the stamp below it (through single-input nodes) routing to `processors`, if
-/// it is in sight and routes to another number.
-fn stamp_routing_to(
-    plan: &Arc<dyn ExecutionPlan>,
-    processors: usize,
-) -> Option<Arc<dyn ExecutionPlan>> {
-    if let Some(stamp) = (plan.as_ref() as &dyn std::any::Any).downcast_ref::<ShuffleStampExec>() {
-        return (stamp.processors() != processors)
-            .then(|| Arc::new(stamp.routing_to(processors)) as Arc<dyn ExecutionPlan>);
-    }
-    match plan.children().as_slice() {
-        [child] => {
-            let child = stamp_routing_to(child, processors)?;
-            let recompute = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
-            plan.clone().replace_children(vec![child], recompute).ok()
-        }
-        _ => None,
     }
 }

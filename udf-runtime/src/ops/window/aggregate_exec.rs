@@ -1,20 +1,24 @@
 //! `WindowAggregateExec`: a window aggregate over its input partitions. The rows are routed
 //! by the GROUP BY keys with the watermark of their input partition (the PTFs' router), so
 //! each processor knows the watermark before every row even where DataFusion's
-//! repartitioning would have lost it.
+//! repartitioning would have lost it. Planned for a cluster, the rows are stamped with their
+//! route and watermark before the cluster's shuffle instead (`ops/ptf/shuffle/`), and each
+//! processor reads its own partition of the shuffle.
 
 use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{Result, internal_err};
+use datafusion::common::{Result, internal_err, plan_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
+    InputDistributionRequirements, PlanProperties,
 };
 use futures::stream::BoxStream;
 
@@ -28,6 +32,7 @@ use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::Router;
+use crate::ops::ptf::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::ops::updating_aggregate::calls::Call;
 use crate::session::table_options::TableOptions;
 use crate::streaming::event_time::EventTime;
@@ -47,28 +52,90 @@ pub struct WindowAggregateExec {
     checkpointed: bool,
     /// Whether a committing sink reads its output with the barriers.
     committing_sink: bool,
+    /// On a cluster: the source partitions whose rows were stamped with their watermarks
+    /// before the shuffle (`ops/ptf/shuffle/`).
+    stamped: Option<usize>,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
 }
 
 impl WindowAggregateExec {
-    #[allow(clippy::too_many_arguments)]
+    /// The exec of a local plan: rows routed to `target_partitions` processors by key.
     pub(crate) fn new(
         input: Arc<dyn ExecutionPlan>,
-        window: WindowKind,
-        time: EventTime,
-        keys: Vec<Arc<dyn PhysicalExpr>>,
-        layout: Vec<GroupColumn>,
-        calls: Vec<Call>,
-        schema: SchemaRef,
+        grouped: WindowAggregate,
         target_partitions: usize,
     ) -> Self {
-        let processors = if keys.is_empty() {
-            1
-        } else {
-            target_partitions.max(1)
+        Self::build(input, grouped, target_partitions, None)
+    }
+
+    /// The exec of a plan for a cluster. With GROUP BY keys besides the window's bounds,
+    /// the rows are stamped with their route and watermark before a shuffle on the route
+    /// (`ops/ptf/shuffle/`), which the cluster cuts a stage at; without, one task's
+    /// processor reads every input partition, as on a local session.
+    pub(crate) fn on_cluster(
+        input: Arc<dyn ExecutionPlan>,
+        grouped: WindowAggregate,
+        target_partitions: usize,
+    ) -> Self {
+        if grouped.keys.is_empty() {
+            return Self::build(input, grouped, target_partitions, None);
+        }
+        let sources = input.output_partitioning().partition_count();
+        let stamp = ShuffleStampExec::new(
+            input,
+            grouped.keys.clone(),
+            Some(grouped.time.clone()),
+            target_partitions,
+        );
+        Self::build(Arc::new(stamp), grouped, target_partitions, Some(sources))
+    }
+
+    /// A cluster's exec as it was encoded: its input stamped already, if `stamped`.
+    pub(crate) fn as_planned(
+        input: Arc<dyn ExecutionPlan>,
+        grouped: WindowAggregate,
+        processors: usize,
+        stamped: Option<usize>,
+    ) -> Self {
+        Self::build(input, grouped, processors, stamped)
+    }
+
+    fn build(
+        mut input: Arc<dyn ExecutionPlan>,
+        grouped: WindowAggregate,
+        target_partitions: usize,
+        stamped: Option<usize>,
+    ) -> Self {
+        let WindowAggregate {
+            window,
+            time,
+            keys,
+            layout,
+            calls,
+            schema,
+        } = grouped;
+        // Until the cluster cuts its stage, the stamp is in sight: its sources count, and it
+        // routes to as many processors as the shuffle made partitions.
+        let stamped = stamped.map(|known| {
+            let partitions = input.output_partitioning().partition_count();
+            if let Some(plan) = stamp_routing_to(&input, partitions) {
+                input = plan;
+            }
+            stamped_sources(&input).unwrap_or(known)
+        });
+        let processors = match stamped {
+            Some(_) => input.output_partitioning().partition_count(),
+            None if keys.is_empty() => 1,
+            None => target_partitions.max(1),
         };
-        let router = processor::router(&input, &keys, &time, processors, None);
+        let router = match stamped {
+            Some(sources) => {
+                let name = computes(window, &time, &keys, &calls);
+                processor::stamped_router(&input, &keys, &time, sources, processors, name)
+            }
+            None => processor::router(&input, &keys, &time, processors, None),
+        };
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(processors),
@@ -86,27 +153,60 @@ impl WindowAggregateExec {
             router: Arc::new(router),
             checkpointed: false,
             committing_sink: false,
+            stamped,
             metrics: ExecutionPlanMetricsSet::new(),
             properties,
         }
     }
 
-    fn processors(&self) -> usize {
+    /// What it computes, to build another exec of it.
+    fn grouped(&self) -> WindowAggregate {
+        WindowAggregate {
+            window: self.window,
+            time: self.time.clone(),
+            keys: self.keys.clone(),
+            layout: self.layout.to_vec(),
+            calls: self.calls.to_vec(),
+            schema: self.schema.clone(),
+        }
+    }
+
+    pub(crate) fn window(&self) -> WindowKind {
+        self.window
+    }
+
+    pub(crate) fn time(&self) -> &EventTime {
+        &self.time
+    }
+
+    pub(crate) fn keys(&self) -> &[Arc<dyn PhysicalExpr>] {
+        &self.keys
+    }
+
+    pub(crate) fn layout(&self) -> &[GroupColumn] {
+        &self.layout
+    }
+
+    pub(crate) fn calls(&self) -> &[Call] {
+        &self.calls
+    }
+
+    pub(crate) fn is_checkpointed(&self) -> bool {
+        self.checkpointed
+    }
+
+    /// The source partitions stamped before a cluster's shuffle.
+    pub(crate) fn stamped(&self) -> Option<usize> {
+        self.stamped
+    }
+
+    pub(crate) fn processors(&self) -> usize {
         self.properties.output_partitioning().partition_count()
     }
 
     /// This exec over `region`, checkpointed (`KeyedExec::checkpointed`).
     fn checkpointed_over(&self, region: Arc<dyn ExecutionPlan>, committing_sink: bool) -> Self {
-        let mut exec = WindowAggregateExec::new(
-            region.clone(),
-            self.window,
-            self.time.clone(),
-            self.keys.clone(),
-            self.layout.to_vec(),
-            self.calls.to_vec(),
-            self.schema.clone(),
-            self.processors(),
-        );
+        let mut exec = WindowAggregateExec::new(region.clone(), self.grouped(), self.processors());
         let target = CheckpointTarget {
             sink: committing_sink,
             ..self.target()
@@ -131,21 +231,17 @@ impl WindowAggregateExec {
 
     /// `TUMBLE(...) on ts GROUP BY keys: calls`, for uids and errors.
     fn computes(&self) -> String {
-        let keys: Vec<String> = self.keys.iter().map(ToString::to_string).collect();
-        let calls: Vec<String> = self.calls.iter().map(ToString::to_string).collect();
-        format!(
-            "{} on {} GROUP BY {}: {}",
-            self.window,
-            self.time.name,
-            keys.join(", "),
-            calls.join(", ")
-        )
+        computes(self.window, &self.time, &self.keys, &self.calls)
     }
 
-    /// Processor `partition`'s open windows, empty.
-    fn aggregation(&self, partition: usize, context: &TaskContext) -> Result<Aggregation> {
+    /// Processor `partition`'s open windows, empty, over `sources` input partitions.
+    fn aggregation(
+        &self,
+        partition: usize,
+        sources: usize,
+        context: &TaskContext,
+    ) -> Result<Aggregation> {
         let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
-        let sources = self.input.output_partitioning().partition_count();
         let local = local_time(&self.input.schema(), self.time.column, context);
         Ok(match self.window {
             WindowKind::Session { gap } => Aggregation::Sessions(SessionAggregation::new(
@@ -178,8 +274,9 @@ impl WindowAggregateExec {
         partition: usize,
         context: &TaskContext,
     ) -> Result<Checkpointed<Aggregation>> {
+        let sources = self.input.output_partitioning().partition_count();
         Ok(Checkpointed {
-            state: self.aggregation(partition, context)?,
+            state: self.aggregation(partition, sources, context)?,
             name: self.computes(),
         })
     }
@@ -195,6 +292,12 @@ impl KeyedExec for WindowAggregateExec {
         region: Arc<dyn ExecutionPlan>,
         sink: bool,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if self.stamped.is_some() {
+            return plan_err!(
+                "`{}` is planned for a Ballista cluster, which runs bounded queries without checkpoints",
+                self.computes()
+            );
+        }
         Ok(Arc::new(
             self.checkpointed_over(region, sink || self.committing_sink),
         ))
@@ -240,6 +343,13 @@ impl DisplayAs for WindowAggregateExec {
         if self.checkpointed {
             write!(f, ", uid={}", self.target().uid)?;
         }
+        if self.stamped.is_some() {
+            write!(
+                f,
+                ", processors={} (rows partitioned by key upstream, stamped with their watermarks)",
+                self.processors()
+            )?;
+        }
         Ok(())
     }
 }
@@ -255,6 +365,23 @@ impl ExecutionPlan for WindowAggregateExec {
 
     fn maintains_input_order(&self) -> Vec<bool> {
         vec![false]
+    }
+
+    fn input_distribution_requirements(&self) -> InputDistributionRequirements {
+        // On a cluster, a shuffle on the route each row was stamped with; locally the exec
+        // routes rows to its processors itself, watermarks with them.
+        let route = self.stamped.and_then(|_| {
+            let index = self.input.schema().index_of(ROUTE).ok()?;
+            Some(Arc::new(Column::new(ROUTE, index)) as Arc<dyn PhysicalExpr>)
+        });
+        InputDistributionRequirements::new(vec![match route {
+            Some(route) => Distribution::KeyPartitioned(vec![route]),
+            None => Distribution::UnspecifiedDistribution,
+        }])
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![self.stamped.is_none()]
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
@@ -282,15 +409,11 @@ impl ExecutionPlan for WindowAggregateExec {
                 self.checkpointed_over(input, self.committing_sink),
             ));
         }
-        Ok(Arc::new(WindowAggregateExec::new(
+        Ok(Arc::new(WindowAggregateExec::build(
             input,
-            self.window,
-            self.time.clone(),
-            self.keys.clone(),
-            self.layout.to_vec(),
-            self.calls.to_vec(),
-            self.schema.clone(),
+            self.grouped(),
             self.processors(),
+            self.stamped,
         )))
     }
 
@@ -316,8 +439,8 @@ impl ExecutionPlan for WindowAggregateExec {
                 context,
             );
         }
-        let aggregation = self.aggregation(partition, &context)?;
-        let inbox = self.router.inbox(partition, context)?;
+        let inbox = self.router.inbox(partition, context.clone())?;
+        let aggregation = self.aggregation(partition, inbox.sources.iter().sum(), &context)?;
         Ok(processor::stream(
             inbox,
             aggregation,
@@ -325,6 +448,35 @@ impl ExecutionPlan for WindowAggregateExec {
             "a window aggregate",
         ))
     }
+}
+
+/// What a window aggregate computes, before it is an exec: the window, its time attribute,
+/// the GROUP BY keys besides the window's bounds, where each grouped column comes from, the
+/// aggregate calls and the output schema.
+pub(crate) struct WindowAggregate {
+    pub window: WindowKind,
+    pub time: EventTime,
+    pub keys: Vec<Arc<dyn PhysicalExpr>>,
+    pub layout: Vec<GroupColumn>,
+    pub calls: Vec<Call>,
+    pub schema: SchemaRef,
+}
+
+/// `TUMBLE(...) on ts GROUP BY keys: calls`, for uids and errors.
+fn computes(
+    window: WindowKind,
+    time: &EventTime,
+    keys: &[Arc<dyn PhysicalExpr>],
+    calls: &[Call],
+) -> String {
+    let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+    let calls: Vec<String> = calls.iter().map(ToString::to_string).collect();
+    format!(
+        "{window} on {} GROUP BY {}: {}",
+        time.name,
+        keys.join(", "),
+        calls.join(", ")
+    )
 }
 
 /// The session's zone when the time column is a TIMESTAMP_LTZ and `table.local-time-zone` is

@@ -20,6 +20,7 @@ pub mod spec;
 pub mod tvf_exec;
 pub mod tvf_node;
 
+pub(crate) use aggregate_exec::WindowAggregate;
 pub use aggregate_exec::WindowAggregateExec;
 pub use aggregate_node::WindowAggregateNode;
 pub use tvf_exec::WindowTvfExec;

@@ -18,7 +18,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{KeyedOperator, Rows};
 use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Inbox, Router, RouterInput};
+use crate::ops::ptf::router::{Inbox, Router, RouterInput, Stamped};
 use crate::streaming::event_time::EventTime;
 use crate::streaming::state::KeepKeys;
 
@@ -101,6 +101,30 @@ pub(crate) fn router(
         stamped: None,
     };
     Router::new(vec![input], processors, false, target)
+}
+
+/// The router of an event-time operator on a cluster: the rows of `input`, stamped with
+/// their routes and watermarks by `sources` partitions before the cluster's shuffle, each
+/// of the `processors` reading its own partition of it; `name` says what the operator
+/// computes, for errors.
+pub(crate) fn stamped_router(
+    input: &Arc<dyn ExecutionPlan>,
+    keys: &[Arc<dyn PhysicalExpr>],
+    time: &EventTime,
+    sources: usize,
+    processors: usize,
+    name: String,
+) -> Router {
+    let input = RouterInput {
+        plan: input.clone(),
+        keys: keys.to_vec(),
+        event_time: Some(time.clone()),
+        stamped: Some(Stamped {
+            sources,
+            function: name,
+        }),
+    };
+    Router::new(vec![input], processors, true, None)
 }
 
 /// One processor's output: `state` fed from `inbox`; `what` names the operator in errors.

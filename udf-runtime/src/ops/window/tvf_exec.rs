@@ -33,6 +33,15 @@ pub struct WindowTvfExec {
 }
 
 impl WindowTvfExec {
+    pub(crate) fn window(&self) -> WindowKind {
+        self.window
+    }
+
+    /// The time column of its input.
+    pub(crate) fn time_column(&self) -> usize {
+        self.time
+    }
+
     pub fn new(
         input: Arc<dyn ExecutionPlan>,
         window: WindowKind,

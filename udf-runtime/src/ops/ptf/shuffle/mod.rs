@@ -26,6 +26,7 @@ mod tests;
 
 pub(crate) use routes::routes;
 pub use stamp_exec::ShuffleStampExec;
+pub(crate) use stamp_exec::{stamp_routing_to, stamped_sources};
 pub(crate) use unstamp::Unstamp;
 
 /// The column the shuffle partitions on.

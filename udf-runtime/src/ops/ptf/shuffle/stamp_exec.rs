@@ -1,6 +1,7 @@
-//! `ShuffleStampExec`: a table argument's rows stamped before a cluster's shuffle with their
-//! processor's route, their source partition and the watermark before each, followed by
-//! the source's watermark advances and end for every processor (the protocol: `mod.rs`).
+//! `ShuffleStampExec`: an input's rows (a PTF's table argument, a window aggregate's input)
+//! stamped before a cluster's shuffle with their processor's route, their source partition
+//! and the watermark before each, followed by the source's watermark advances and end for
+//! every processor (the protocol: `mod.rs`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -16,7 +17,8 @@ use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExp
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties,
+    PlanProperties, ReplaceChildrenOptions,
 };
 use futures::{StreamExt, stream};
 
@@ -262,5 +264,42 @@ impl ExecutionPlan for ShuffleStampExec {
             self.schema.clone(),
             stamped,
         )))
+    }
+}
+
+/// The source partitions of the stamp below `plan`, through single-input nodes (a
+/// repartition, batch coalescing), if it is still in sight.
+pub(crate) fn stamped_sources(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+    let mut plan = plan;
+    loop {
+        if let Some(stamp) =
+            (plan.as_ref() as &dyn std::any::Any).downcast_ref::<ShuffleStampExec>()
+        {
+            return Some(stamp.sources());
+        }
+        match plan.children().as_slice() {
+            [child] => plan = child,
+            _ => return None,
+        }
+    }
+}
+
+/// `plan` with the stamp below it (through single-input nodes) routing to `processors`, if
+/// it is in sight and routes to another number.
+pub(crate) fn stamp_routing_to(
+    plan: &Arc<dyn ExecutionPlan>,
+    processors: usize,
+) -> Option<Arc<dyn ExecutionPlan>> {
+    if let Some(stamp) = (plan.as_ref() as &dyn std::any::Any).downcast_ref::<ShuffleStampExec>() {
+        return (stamp.processors() != processors)
+            .then(|| Arc::new(stamp.routing_to(processors)) as Arc<dyn ExecutionPlan>);
+    }
+    match plan.children().as_slice() {
+        [child] => {
+            let child = stamp_routing_to(child, processors)?;
+            let recompute = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
+            plan.clone().replace_children(vec![child], recompute).ok()
+        }
+        _ => None,
     }
 }

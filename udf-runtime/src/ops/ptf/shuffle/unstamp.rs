@@ -59,7 +59,7 @@ impl Unstamp {
             column(2).as_primitive_opt::<Int8Type>(),
             column(3).as_primitive_opt::<Int64Type>(),
         ) else {
-            return internal_err!("`{}`: a table argument arrived unstamped", self.function);
+            return internal_err!("`{}`: an input arrived unstamped", self.function);
         };
         if let Some(row) = routes.values().iter().position(|&r| r != self.route) {
             return internal_err!(
@@ -78,7 +78,7 @@ impl Unstamp {
             let source = sources.value(row) as usize;
             if source >= self.ended.len() {
                 return exec_err!(
-                    "`{}`: a table argument arrived from source partition {source}, but was planned with {}",
+                    "`{}`: rows arrived from source partition {source} of an input planned with {} source partitions",
                     self.function,
                     self.ended.len()
                 );
@@ -139,7 +139,7 @@ impl Unstamp {
                     let planned = self.ended.len() as i64;
                     if values.value(row) != planned {
                         return exec_err!(
-                            "`{}`: a table argument's partition count before the shuffle is {}, but it was planned with {planned}",
+                            "`{}`: an input's partition count before the shuffle is {}, but it was planned with {planned}",
                             self.function,
                             values.value(row)
                         );
@@ -160,7 +160,7 @@ impl Unstamp {
     pub fn finish(&self) -> Result<()> {
         match self.ended.iter().position(|ended| !ended) {
             Some(source) => exec_err!(
-                "`{}`: the rows of source partition {source} of a table argument stopped without its end: an upstream task was lost",
+                "`{}`: the rows of source partition {source} of an input stopped without its end: an upstream task was lost",
                 self.function
             ),
             None => Ok(()),
