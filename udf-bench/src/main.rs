@@ -7,6 +7,7 @@
 mod cluster;
 mod fed;
 mod source;
+mod src_files;
 mod workloads;
 
 use std::process::ExitCode;
@@ -110,6 +111,7 @@ async fn bench(args: Vec<String>) -> ExitCode {
 async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
     let mut rates = Vec::new();
     let mut cluster: Option<cluster::Cluster> = None;
+    let mut files: Option<src_files::SrcFiles> = None;
     for name in &options.workloads {
         let workload = workloads::find(name).expect("checked while parsing");
         if let Some(keys) = workload.restore_keys {
@@ -119,7 +121,7 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
             continue;
         }
         let input_rows = workload.rows.unwrap_or(options.rows);
-        let session = if workload.cluster {
+        let session = if workload.cluster.is_some() {
             let cluster = match &mut cluster {
                 Some(cluster) => cluster,
                 None => cluster.insert(cluster::Cluster::start()?),
@@ -130,7 +132,17 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
                 udf_runtime::datafusion::prelude::SessionConfig::new()
                     .with_target_partitions(options.partitions),
             );
-            source::register(&session, input_rows, options.partitions)?;
+            if workload.files {
+                let files = match &mut files {
+                    Some(files) => files,
+                    None => files.insert(src_files::SrcFiles::new("files")?),
+                };
+                files
+                    .register(&session, input_rows, options.partitions)
+                    .await?;
+            } else {
+                source::register(&session, input_rows, options.partitions)?;
+            }
             session
         };
         (workload.setup)(&session)?;
@@ -202,6 +214,13 @@ async fn run(options: &Options) -> udf_runtime::datafusion::error::Result<()> {
         };
         if let Some((_, base)) = rates.iter().find(|(w, _)| w.name == baseline) {
             println!("ratio {}/{baseline}={:.3}", workload.name, rate / base);
+        }
+        // A cluster workload against its baseline over the same files: the cluster's share.
+        let files = format!("{baseline}_files");
+        if workload.cluster.is_some()
+            && let Some((_, base)) = rates.iter().find(|(w, _)| w.name == files)
+        {
+            println!("ratio {}/{files}={:.3}", workload.name, rate / base);
         }
     }
     Ok(())

@@ -7,7 +7,7 @@ use futures::StreamExt;
 use udf_runtime::Session;
 use udf_runtime::datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
 use udf_runtime::datafusion::arrow::datatypes::Int64Type;
-use udf_runtime::datafusion::arrow::datatypes::{DataType, Field, Schema};
+use udf_runtime::datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::datafusion::error::Result;
 use udf_runtime::datafusion::physical_plan::execute_stream_partitioned;
@@ -15,6 +15,13 @@ use udf_runtime::datafusion::physical_plan::execute_stream_partitioned;
 const BATCH_ROWS: u64 = 8192;
 
 pub fn register(session: &Session, rows: u64, partitions: usize) -> Result<()> {
+    let (schema, parts) = partitioned(rows, partitions)?;
+    session.register_table("src", Arc::new(MemTable::try_new(schema, parts)?))?;
+    Ok(())
+}
+
+/// The ids 1..=rows in batches, dealt to `partitions` partitions in turn.
+pub fn partitioned(rows: u64, partitions: usize) -> Result<(SchemaRef, Vec<Vec<RecordBatch>>)> {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
     let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); partitions];
     let mut start = 1;
@@ -27,8 +34,7 @@ pub fn register(session: &Session, rows: u64, partitions: usize) -> Result<()> {
         batch_index += 1;
         start = end + 1;
     }
-    session.register_table("src", Arc::new(MemTable::try_new(schema, parts)?))?;
-    Ok(())
+    Ok((schema, parts))
 }
 
 /// What draining a query saw.

@@ -216,7 +216,15 @@ fn an_executor_killed_mid_query_never_gives_wrong_rows() {
                     "a completed query gives the whole result"
                 );
             }
-            Err(error) => assert!(!error.to_string().is_empty()),
+            // Seen here: Ballista retries the lost tasks and completes. Were it to give up, its
+            // error names the lost executor (a task failed on it, or fetching its output).
+            Err(error) => {
+                let message = error.to_string();
+                assert!(
+                    message.to_lowercase().contains("executor"),
+                    "the error names the lost executor: {message}"
+                )
+            }
         }
     });
     drop(processes);

@@ -36,7 +36,7 @@ impl WeightedAverage {
     }
 }
 
-fn register_wavg(session: &Session) -> Result<()> {
+pub(super) fn register_wavg(session: &Session) -> Result<()> {
     session.register(WeightedAverage)
 }
 

@@ -50,8 +50,11 @@ pub struct Workload {
     /// Measures a savepoint and a restore of this many keys instead (`fed::restore`).
     pub restore_keys: Option<u64>,
     /// Runs on a Ballista cluster of a scheduler and two executors on this machine
-    /// (`cluster.rs`), reading `src` from Parquet files.
-    pub cluster: bool,
+    /// (`cluster.rs`), reading `src` from Parquet files: the functions the scheduler and
+    /// executors carry for it (`setup` also makes the client's views and options).
+    pub cluster: Option<fn(&Session) -> Result<()>>,
+    /// Reads `src` from the Parquet files the cluster reads, on the local session.
+    pub files: bool,
 }
 
 /// A hand-written run: what it drained.
@@ -74,7 +77,8 @@ impl Workload {
         fed: None,
         checkpointed: None,
         restore_keys: None,
-        cluster: false,
+        cluster: None,
+        files: false,
     };
 }
 
@@ -121,6 +125,11 @@ pub const ALL: &[Workload] = &[
     ballista::SCALAR_BALLISTA,
     ballista::AGG_BALLISTA,
     ballista::PTF_COUNTER_BALLISTA,
+    ballista::TUMBLE_AGG_BALLISTA,
+    ballista::SCALAR_FILES,
+    ballista::AGG_FILES,
+    ballista::PTF_COUNTER_FILES,
+    ballista::TUMBLE_AGG_FILES,
 ];
 
 pub use ptf::register_counter;

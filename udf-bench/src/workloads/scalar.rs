@@ -12,7 +12,7 @@ fn mix(a: i64, b: i64) -> i64 {
     a.wrapping_mul(31).wrapping_add(b)
 }
 
-fn register_mix(session: &Session) -> Result<()> {
+pub(super) fn register_mix(session: &Session) -> Result<()> {
     session.register(mix)
 }
 

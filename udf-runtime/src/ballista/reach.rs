@@ -1,9 +1,11 @@
-//! A client's queries that cannot reach the scheduler fail saying so: Ballista reports the
+//! A client's queries that cannot reach the scheduler fail saying so. Ballista reports the
 //! transport's error as its debug text, so the client's planner wraps each plan in an exec
-//! that rewrites a failed connection as an error naming the scheduler's address.
+//! that, when the query fails, tries the scheduler's address itself: if nothing accepts a
+//! connection there, the error names the address.
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use datafusion::catalog::Session;
@@ -49,10 +51,23 @@ pub struct ReachingExec {
     scheduler: String,
 }
 
-/// Whether `error` is a failed connection (tonic's connect error, as Ballista prints it).
-fn unreachable(error: &DataFusionError) -> bool {
-    let text = error.to_string();
-    text.contains("ConnectError") || text.contains("tcp connect error")
+/// The longest a check of the scheduler's address waits for a connection.
+const PROBE: Duration = Duration::from_secs(5);
+
+/// Why nothing accepts a connection at `scheduler` (`http://host:port`), or `None` if
+/// something does.
+async fn unreachable(scheduler: &str) -> Option<String> {
+    let address = scheduler
+        .split_once("://")
+        .map_or(scheduler, |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    match tokio::time::timeout(PROBE, tokio::net::TcpStream::connect(address)).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(error)) => Some(error.to_string()),
+        Err(_) => Some(format!("no answer within {PROBE:?}")),
+    }
 }
 
 impl DisplayAs for ReachingExec {
@@ -102,14 +117,16 @@ impl ExecutionPlan for ReachingExec {
         let scheduler = self.scheduler.clone();
         let stream = self.input.execute(partition, context)?;
         let schema = stream.schema();
-        let stream = stream.map_err(move |error| {
-            if unreachable(&error) {
-                DataFusionError::Execution(format!(
-                    "cannot reach the Ballista scheduler at {scheduler}: is it running, and is \
-                     the address right? ({error})"
-                ))
-            } else {
-                error
+        let stream = stream.or_else(move |error| {
+            let scheduler = scheduler.clone();
+            async move {
+                Err(match unreachable(&scheduler).await {
+                    Some(why) => DataFusionError::Execution(format!(
+                        "cannot reach the Ballista scheduler at {scheduler} ({why}): is it \
+                         running, and is the address right? ({error})"
+                    )),
+                    None => error,
+                })
             }
         });
         Ok(Box::pin(RecordBatchStreamAdapter::new(
