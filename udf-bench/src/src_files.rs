@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use udf_runtime::Session;
+use udf_runtime::datafusion::config::TableParquetOptions;
 use udf_runtime::datafusion::dataframe::DataFrameWriteOptions;
 use udf_runtime::datafusion::error::Result;
 use udf_runtime::datafusion::prelude::{ParquetReadOptions, SessionConfig};
@@ -52,7 +53,7 @@ impl SrcFiles {
                     .write_parquet(
                         &file.to_string_lossy(),
                         DataFrameWriteOptions::new().with_single_file_output(true),
-                        None,
+                        Some(uncompressed()),
                     )
                     .await?;
             }
@@ -68,6 +69,14 @@ impl SrcFiles {
             .register_parquet("src", src.to_string_lossy(), ParquetReadOptions::default())
             .await
     }
+}
+
+/// Parquet written without compression: the workloads measure the functions and the
+/// cluster, not the decompression of their input.
+fn uncompressed() -> TableParquetOptions {
+    let mut options = TableParquetOptions::default();
+    options.global.compression = Some("uncompressed".to_owned());
+    options
 }
 
 impl Drop for SrcFiles {

@@ -317,6 +317,18 @@ async fn window_aggregates_close_on_the_watermark_of_every_source_partition() {
         .map(|(start, n)| vec![window(start, start).0, Value::BigInt(n)])
         .collect();
     assert_eq!(same_rows(&cluster, &local, whole).await, expected);
+    // A window table function alone: each row once per window that holds it (two of 2 s
+    // hopping by 1 s), where it is.
+    let hopped = "SELECT k, ts, window_start FROM TABLE(HOP(TABLE events, DESCRIPTOR(ts), \
+                  INTERVAL '1' SECOND, INTERVAL '2' SECOND)) ORDER BY k, ts, window_start";
+    let hopped = same_rows(&cluster, &local, hopped).await;
+    assert_eq!(hopped.len(), 40, "{hopped:?}");
+    let (first, second) = (&hopped[0], &hopped[1]);
+    assert_eq!(
+        (&first[0], &second[0]),
+        (&Value::from("a"), &Value::from("a"))
+    );
+    assert_eq!((&first[2], &second[2]), (&window(0, 0).0, &window(1, 1).0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
