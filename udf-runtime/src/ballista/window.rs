@@ -11,7 +11,7 @@ use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::common::{Result, plan_err};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDFImpl, Extension, LogicalPlan};
-use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use serde::{Deserialize, Serialize};
 
@@ -263,11 +263,6 @@ pub fn decode_aggregate_exec(
         .into_iter()
         .map(|call| decode_call(call, &schema, ctx, functions, physical))
         .collect::<Result<Vec<_>>>()?;
-    // A stamped input's partitions are the processors: the exec works them out.
-    let processors = match record.stamped {
-        Some(_) => input.output_partitioning().partition_count(),
-        None => record.processors,
-    };
     let grouped = WindowAggregate {
         window: record.window.kind(),
         time: record.time.event_time(),
@@ -279,7 +274,7 @@ pub fn decode_aggregate_exec(
     Ok(Arc::new(WindowAggregateExec::as_planned(
         input.clone(),
         grouped,
-        processors,
+        record.processors,
         record.stamped,
     )))
 }

@@ -59,7 +59,7 @@ impl EventTimeOverExec {
         } else {
             target_partitions.max(1)
         };
-        let router = processor::router(&input, &keys, &time, processors, None);
+        let router = processor::router(&input, &keys, &time, processors, None, None);
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(processors),
@@ -106,6 +106,7 @@ impl EventTimeOverExec {
             &self.time,
             self.processors(),
             Some(target),
+            None,
         ));
         exec.checkpointed = true;
         exec.committing_sink = committing_sink;

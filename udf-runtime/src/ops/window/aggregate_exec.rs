@@ -31,7 +31,7 @@ use super::spec::WindowKind;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
-use crate::ops::ptf::router::Router;
+use crate::ops::ptf::router::{Router, Stamped};
 use crate::ops::ptf::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::ops::updating_aggregate::calls::Call;
 use crate::session::table_options::TableOptions;
@@ -66,7 +66,7 @@ impl WindowAggregateExec {
         grouped: WindowAggregate,
         target_partitions: usize,
     ) -> Self {
-        Self::build(input, grouped, target_partitions, None)
+        Self::as_planned(input, grouped, target_partitions, None)
     }
 
     /// The exec of a plan for a cluster. With GROUP BY keys besides the window's bounds,
@@ -79,7 +79,7 @@ impl WindowAggregateExec {
         target_partitions: usize,
     ) -> Self {
         if grouped.keys.is_empty() {
-            return Self::build(input, grouped, target_partitions, None);
+            return Self::as_planned(input, grouped, target_partitions, None);
         }
         let sources = input.output_partitioning().partition_count();
         let stamp = ShuffleStampExec::new(
@@ -88,20 +88,12 @@ impl WindowAggregateExec {
             Some(grouped.time.clone()),
             target_partitions,
         );
-        Self::build(Arc::new(stamp), grouped, target_partitions, Some(sources))
+        Self::as_planned(Arc::new(stamp), grouped, target_partitions, Some(sources))
     }
 
-    /// A cluster's exec as it was encoded: its input stamped already, if `stamped`.
+    /// The exec over `input`; on a cluster its input was `stamped` by that many source
+    /// partitions (as planned by `on_cluster`, or as encoded).
     pub(crate) fn as_planned(
-        input: Arc<dyn ExecutionPlan>,
-        grouped: WindowAggregate,
-        processors: usize,
-        stamped: Option<usize>,
-    ) -> Self {
-        Self::build(input, grouped, processors, stamped)
-    }
-
-    fn build(
         mut input: Arc<dyn ExecutionPlan>,
         grouped: WindowAggregate,
         target_partitions: usize,
@@ -129,13 +121,11 @@ impl WindowAggregateExec {
             None if keys.is_empty() => 1,
             None => target_partitions.max(1),
         };
-        let router = match stamped {
-            Some(sources) => {
-                let name = computes(window, &time, &keys, &calls);
-                processor::stamped_router(&input, &keys, &time, sources, processors, name)
-            }
-            None => processor::router(&input, &keys, &time, processors, None),
-        };
+        let stamped_input = stamped.map(|sources| Stamped {
+            sources,
+            function: computes(window, &time, &keys, &calls),
+        });
+        let router = processor::router(&input, &keys, &time, processors, None, stamped_input);
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(processors),
@@ -217,6 +207,7 @@ impl WindowAggregateExec {
             &self.time,
             self.processors(),
             Some(target),
+            None,
         ));
         exec.checkpointed = true;
         exec.committing_sink = committing_sink;
@@ -409,7 +400,7 @@ impl ExecutionPlan for WindowAggregateExec {
                 self.checkpointed_over(input, self.committing_sink),
             ));
         }
-        Ok(Arc::new(WindowAggregateExec::build(
+        Ok(Arc::new(WindowAggregateExec::as_planned(
             input,
             self.grouped(),
             self.processors(),

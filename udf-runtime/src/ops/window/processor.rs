@@ -86,45 +86,25 @@ impl<T: TimedRows> KeyedOperator for Checkpointed<T> {
 }
 
 /// The router of an event-time operator: the rows of `input` to `processors` by `keys`,
-/// with their times and watermarks; checkpointed as `target` when given.
+/// with their times and watermarks; checkpointed as `target` when given. On a cluster the
+/// rows were `stamped` with their routes and watermarks before the cluster's shuffle, and
+/// each processor reads its own partition of it.
 pub(crate) fn router(
     input: &Arc<dyn ExecutionPlan>,
     keys: &[Arc<dyn PhysicalExpr>],
     time: &EventTime,
     processors: usize,
     target: Option<CheckpointTarget>,
+    stamped: Option<Stamped>,
 ) -> Router {
+    let each_reads_its_own = stamped.is_some();
     let input = RouterInput {
         plan: input.clone(),
         keys: keys.to_vec(),
         event_time: Some(time.clone()),
-        stamped: None,
+        stamped,
     };
-    Router::new(vec![input], processors, false, target)
-}
-
-/// The router of an event-time operator on a cluster: the rows of `input`, stamped with
-/// their routes and watermarks by `sources` partitions before the cluster's shuffle, each
-/// of the `processors` reading its own partition of it; `name` says what the operator
-/// computes, for errors.
-pub(crate) fn stamped_router(
-    input: &Arc<dyn ExecutionPlan>,
-    keys: &[Arc<dyn PhysicalExpr>],
-    time: &EventTime,
-    sources: usize,
-    processors: usize,
-    name: String,
-) -> Router {
-    let input = RouterInput {
-        plan: input.clone(),
-        keys: keys.to_vec(),
-        event_time: Some(time.clone()),
-        stamped: Some(Stamped {
-            sources,
-            function: name,
-        }),
-    };
-    Router::new(vec![input], processors, true, None)
+    Router::new(vec![input], processors, each_reads_its_own, target)
 }
 
 /// One processor's output: `state` fed from `inbox`; `what` names the operator in errors.
