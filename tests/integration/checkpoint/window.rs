@@ -66,15 +66,18 @@ async fn whole(sql: &str, input: &RecordBatch) -> Vec<String> {
 
 /// `sql` stopped at a savepoint halfway with `before` processors and restored with
 /// `after`: the rows of both runs, and the row the second run resumed at.
+/// `setup` is called on each run's session, with whether it is the restored one.
 async fn stopped_and_restored(
     name: &str,
     sql: &str,
     input: &RecordBatch,
     (before, after): (usize, usize),
+    setup: &dyn Fn(&Session, &std::path::Path, bool),
 ) -> (Vec<String>, usize) {
     let rows = input.num_rows();
     let dir = scratch(name);
     let (session, feed) = window_session(before);
+    setup(&session, &dir, false);
     checkpoint_every(&session, "1 h", &dir.join("periodic"));
     let uid = uid_of(&session, sql, "WindowAggregateExec").await;
     assert!(uid.starts_with("window-"), "{uid}");
@@ -96,6 +99,7 @@ async fn stopped_and_restored(
     assert!(position > 0 && position <= rows / 2, "{position}");
 
     let (session, feed) = window_session(after);
+    setup(&session, &dir, true);
     session
         .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
         .unwrap();
@@ -121,6 +125,7 @@ async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
             sql,
             &input,
             counts,
+            &|_, _, _| {},
         )
         .await;
         assert_eq!(
@@ -160,6 +165,36 @@ async fn a_window_aggregate_of_two_keys_goes_on_after_periodic_checkpoints() {
     assert!(stats.completed >= 3, "{stats:?}");
     assert_eq!(sorted_rows(&output), expected);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With the disk backend at a budget that holds a few groups per processor, most groups of
+/// the open windows are on disk when the savepoint is taken: the savepoint holds them too,
+/// and a run restored from it, on disk or in memory, goes on as the uninterrupted run.
+#[tokio::test]
+async fn a_savepoint_holds_the_window_groups_on_disk() {
+    // About a hundred groups per window, each row of its own key.
+    let input = input(ROWS, 400);
+    let expected = whole(TUMBLE, &input).await;
+    assert!(expected.len() >= 1_500, "{}", expected.len());
+    for (after, restored_on_disk) in [(3, true), (1, false)] {
+        let setup = |session: &Session, dir: &std::path::Path, restored: bool| {
+            if !restored || restored_on_disk {
+                crate::support::use_disk(session, &dir.join("state"), "256 kb");
+            }
+        };
+        let (rows, position) = stopped_and_restored(
+            &format!("window-disk-{after}"),
+            TUMBLE,
+            &input,
+            (2, after),
+            &setup,
+        )
+        .await;
+        assert!(
+            rows == expected,
+            "2 → {after} processors (restored on disk: {restored_on_disk}), stopped at row {position}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 
 mod errors;
 mod local_time;
+mod on_disk;
 mod over;
 mod streaming;
 

@@ -11,7 +11,7 @@ use udf_runtime::datafusion::execution::SendableRecordBatchStream;
 
 use crate::support::{self, session_of};
 
-fn schema() -> Arc<Schema> {
+pub(super) fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("k", DataType::Utf8, false),
         Field::new("v", DataType::Int64, false),

@@ -115,3 +115,44 @@ pub const TUMBLE_AGG: Workload = Workload {
     check_rows: false,
     ..Workload::PLAIN
 };
+
+/// The view `keyed_1m(k, id, ts)` over `src`: a million keys, `ts` is `id / 100`
+/// milliseconds (a 10 s window holds a million rows, every key once), watermark `ts - 1 s`.
+fn register_million_keyed_wavg(session: &Session) -> Result<()> {
+    futures::executor::block_on(async {
+        session
+            .sql("CREATE VIEW keyed_1m AS SELECT id % 1000000 AS k, id, to_timestamp_millis(id / 100) AS ts FROM src")
+            .await?
+            .collect()
+            .await
+    })?;
+    session.declare_watermark("keyed_1m", "ts", std::time::Duration::from_secs(1));
+    register_wavg(session)
+}
+
+/// `tumble_agg` over a million keys, every one in every window, in memory: what the disk
+/// backend's run of the same input is measured against.
+pub const TUMBLE_AGG_1M: Workload = Workload {
+    name: "tumble_agg_1m",
+    sql: "SELECT window_start, window_end, k, wavg(id, id % 7 + 1) FROM TABLE(TUMBLE(TABLE keyed_1m, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k",
+    setup: register_million_keyed_wavg,
+    baseline: None,
+    ..TUMBLE_AGG
+};
+
+fn million_keyed_wavg_on_disk(session: &Session) -> Result<()> {
+    register_million_keyed_wavg(session)?;
+    session.set_option("state.backend.type", "fjall")?;
+    // About a tenth of a window's million groups fits.
+    session.set_option("state.backend.fjall.memory-budget", "8 mb")
+}
+
+/// `tumble_agg_1m` with the groups of its open windows on disk beyond a budget that holds
+/// about a tenth of a window's: most groups are written out while their window is open and
+/// read back by one scan when it fires.
+pub const TUMBLE_AGG_DISK_1M: Workload = Workload {
+    name: "tumble_agg_disk_1m",
+    setup: million_keyed_wavg_on_disk,
+    baseline: Some("tumble_agg_1m"),
+    ..TUMBLE_AGG_1M
+};

@@ -97,6 +97,8 @@ pub const ALL: &[Workload] = &[
     aggregate::AGG_STREAM_1M,
     aggregate::AGG_STREAM_DISK_1M,
     aggregate::TUMBLE_AGG,
+    aggregate::TUMBLE_AGG_1M,
+    aggregate::TUMBLE_AGG_DISK_1M,
     table::SPLIT,
     table::SPLIT_BUILTIN,
     asynchronous::ASYNC10,

@@ -120,7 +120,9 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             ))));
         }
         if let Some(node) = node.as_any().downcast_ref::<WindowAggregateNode>() {
-            groups_in_memory(session, "a window aggregate")?;
+            if let WindowKind::Session { .. } = node.window {
+                groups_in_memory(session, "a SESSION window aggregate")?;
+            }
             let calls = node
                 .calls
                 .iter()

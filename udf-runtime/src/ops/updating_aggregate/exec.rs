@@ -13,7 +13,7 @@ use datafusion::common::{Result, internal_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{EmissionType, apply_expression_roots};
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
@@ -25,16 +25,12 @@ use futures::stream::BoxStream;
 use super::aggregation::UpdatingAggregation;
 use super::calls::Call;
 use super::checkpointed::Partition;
-use super::on_disk::{GroupsOnDisk, OnDiskMetrics};
+use super::on_disk::{GroupsOnDisk, GroupsOwner, GroupsStore};
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::{Router, RouterInput};
-use crate::session::state_backend::{BackendType, StateBackendConfig};
-use crate::streaming::state::disk::dir::StateDir;
 use crate::streaming::state::disk::shared_run::SharedRun;
-use crate::streaming::state::disk::store::{DiskStore, StoreMemory};
-use crate::streaming::state::disk::ttl::TtlTable;
 
 #[derive(Debug)]
 pub struct UpdatingAggregateExec {
@@ -148,33 +144,17 @@ impl UpdatingAggregateExec {
         partition: usize,
         context: &TaskContext,
     ) -> Result<Option<GroupsOnDisk>> {
-        let config = StateBackendConfig::of(context.session_config().options());
-        if config.backend != BackendType::Fjall || self.keys.is_empty() {
-            return Ok(None);
-        }
-        // As for a PTF: the store's part of the budget is set aside (`StoreMemory::of`), the
-        // groups in memory share the rest.
-        let partitions = self.partitions();
-        let memory = StoreMemory::of(config.memory_budget, partitions);
-        let run = self.disk.store_for(partition, partitions, || {
-            let name = self.target().uid;
-            let dir = StateDir::create(&config.root(), &name, None, config.keep_directory)?;
-            DiskStore::open(dir, TtlTable::new(Vec::new()), memory)
-        })?;
-        let budget = memory.left_per_processor(config.memory_budget, partitions, partitions);
-        let input = self.input.schema();
-        let key_types = self
-            .keys
-            .iter()
-            .map(|key| key.data_type(&input))
-            .collect::<Result<Vec<_>>>()?;
-        let metrics = OnDiskMetrics {
-            moved_out: MetricBuilder::new(&self.metrics).counter("groups_moved_out", partition),
-            moved_in: MetricBuilder::new(&self.metrics).counter("groups_moved_in", partition),
+        let owner = GroupsOwner {
+            run: &self.disk,
+            uid: &self.target().uid,
+            keys: &self.keys,
+            input: &self.input.schema(),
+            metrics: &self.metrics,
+            processors: self.partitions(),
         };
-        Ok(Some(GroupsOnDisk::new(
-            run, partition, budget, key_types, metrics,
-        )?))
+        GroupsStore::open(owner, partition, context)?
+            .map(|start| GroupsOnDisk::new(start, partition))
+            .transpose()
     }
 
     fn partition(&self, partition: usize, context: &TaskContext) -> Result<Partition> {

@@ -13,11 +13,15 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::Result;
-use datafusion::physical_plan::metrics::Count;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 
+use crate::session::state_backend::{BackendType, StateBackendConfig};
+use crate::streaming::state::disk::shared_run::SharedRun;
 use crate::streaming::state::disk::sorted_reads::SortedReads;
 use crate::streaming::state::disk::store::{DiskStore, ProcessorStore};
 
@@ -40,6 +44,61 @@ pub(crate) struct OnDiskMetrics {
     /// Groups moved out of memory (not counting entries a checkpoint brought up to date).
     pub moved_out: Count,
     pub moved_in: Count,
+}
+
+/// What a processor that keeps groups beyond its budget on disk starts from: the run's
+/// store, its share of the budget, its key types and its metrics.
+pub(crate) struct GroupsStore {
+    pub run: Arc<DiskStore>,
+    pub budget: u64,
+    pub key_types: Vec<DataType>,
+    pub metrics: OnDiskMetrics,
+}
+
+/// Where an operator's processors keep groups: its run's store, its uid, its keys over its
+/// input, its metrics and how many processors it has.
+pub(crate) struct GroupsOwner<'a> {
+    pub run: &'a SharedRun,
+    pub uid: &'a str,
+    pub keys: &'a [Arc<dyn PhysicalExpr>],
+    pub input: &'a Schema,
+    pub metrics: &'a ExecutionPlanMetricsSet,
+    pub processors: usize,
+}
+
+impl GroupsStore {
+    /// Processor `processor`'s start with the disk backend; `None` in memory, and without
+    /// keys (a processor's one group stays in memory).
+    pub(crate) fn open(
+        owner: GroupsOwner<'_>,
+        processor: usize,
+        context: &TaskContext,
+    ) -> Result<Option<Self>> {
+        let config = StateBackendConfig::of(context.session_config().options());
+        if config.backend != BackendType::Fjall || owner.keys.is_empty() {
+            return Ok(None);
+        }
+        let (run, budget) =
+            owner
+                .run
+                .groups_store(&config, owner.uid, processor, owner.processors)?;
+        let key_types = owner
+            .keys
+            .iter()
+            .map(|key| key.data_type(owner.input))
+            .collect::<Result<Vec<_>>>()?;
+        let counter = |name| MetricBuilder::new(owner.metrics).counter(name, processor);
+        let metrics = OnDiskMetrics {
+            moved_out: counter("groups_moved_out"),
+            moved_in: counter("groups_moved_in"),
+        };
+        Ok(Some(GroupsStore {
+            run,
+            budget,
+            key_types,
+            metrics,
+        }))
+    }
 }
 
 /// One processor's groups on disk, and what it knows of those in memory.
@@ -68,13 +127,13 @@ pub(crate) struct GroupsOnDisk {
 }
 
 impl GroupsOnDisk {
-    pub(crate) fn new(
-        run: Arc<DiskStore>,
-        processor: usize,
-        budget: u64,
-        key_types: Vec<DataType>,
-        metrics: OnDiskMetrics,
-    ) -> Result<Self> {
+    pub(crate) fn new(start: GroupsStore, processor: usize) -> Result<Self> {
+        let GroupsStore {
+            run,
+            budget,
+            key_types,
+            metrics,
+        } = start;
         Ok(GroupsOnDisk {
             store: run.groups(processor)?,
             _run: run,
@@ -116,33 +175,12 @@ impl GroupsOnDisk {
             return Ok(None);
         }
         let rows = self.keys.convert_columns(keys)?;
-        let mut order: Vec<usize> = (0..rows.num_rows()).collect();
-        order.sort_unstable_by(|&a, &b| rows.row(a).cmp(&rows.row(b)));
-        let sorted: Vec<&[u8]> = order.iter().map(|&at| rows.row(at).data()).collect();
-        let (mut found, mut bytes, mut ends) = (Vec::new(), Vec::new(), Vec::new());
-        self.reads.read(
-            &self.store,
-            &sorted,
-            |_| true,
-            |at, entry| {
-                found.push(order[at]);
-                bytes.extend_from_slice(entry);
-                ends.push(bytes.len());
-                Ok(())
-            },
-        )?;
-        if found.is_empty() {
-            return Ok(None);
+        let keys: Vec<&[u8]> = rows.iter().map(|row| row.data()).collect();
+        let read = self.reads.read_values(&self.store, &keys, values)?;
+        if let Some((found, _)) = &read {
+            self.metrics.moved_in.add(found.len());
         }
-        self.metrics.moved_in.add(found.len());
-        let parser = values.parser();
-        let entries = ends.iter().scan(0, |start, &end| {
-            let entry = &bytes[*start..end];
-            *start = end;
-            Some(parser.parse(entry))
-        });
-        let columns = values.convert_rows(entries)?;
-        Ok(Some((found, columns)))
+        Ok(read)
     }
 
     /// Writes the groups of `leaving` (a saved batch, `width` key columns first) to the

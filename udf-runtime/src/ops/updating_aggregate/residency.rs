@@ -19,6 +19,24 @@ use super::aggregation::UpdatingAggregation;
 use super::calls::{Call, key_ids};
 use super::on_disk::MIN_GROUPS;
 
+/// The keys of groups `from..to`, new to a key table: a row each, taken from the first row of
+/// the batch (whose rows' groups are `groups`, and `keys` their key columns) in each.
+pub(crate) fn keys_of_new_groups(
+    keys: &[ArrayRef],
+    groups: &[usize],
+    from: usize,
+    to: usize,
+) -> Result<Vec<ArrayRef>> {
+    let mut first_row = vec![u32::MAX; to - from];
+    for (row, &group) in groups.iter().enumerate() {
+        if group >= from && first_row[group - from] == u32::MAX {
+            first_row[group - from] = row as u32;
+        }
+    }
+    let rows = UInt32Array::from(first_row);
+    keys.iter().map(|key| Ok(take(key, &rows, None)?)).collect()
+}
+
 impl UpdatingAggregation {
     /// Brings the groups of a batch that are new in memory (numbered from `resident_before`
     /// on) back from disk, if they are there; `keys` and `groups` are the batch's.
@@ -34,18 +52,7 @@ impl UpdatingAggregation {
         let total_groups = self.counts.len();
         disk.touch(groups, total_groups);
         if disk.entries > 0 && total_groups > resident_before {
-            // The first row of each new group.
-            let mut first_row = vec![u32::MAX; total_groups - resident_before];
-            for (row, &group) in groups.iter().enumerate() {
-                if group >= resident_before && first_row[group - resident_before] == u32::MAX {
-                    first_row[group - resident_before] = row as u32;
-                }
-            }
-            let rows = UInt32Array::from(first_row);
-            let new_keys = keys
-                .iter()
-                .map(|key| Ok(take(key, &rows, None)?))
-                .collect::<Result<Vec<_>>>()?;
+            let new_keys = keys_of_new_groups(keys, groups, resident_before, total_groups)?;
             if let Some((found, saved)) = disk.read_back(&new_keys)? {
                 let found: Vec<usize> = found.iter().map(|&at| resident_before + at).collect();
                 for &group in &found {

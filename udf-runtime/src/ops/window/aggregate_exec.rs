@@ -25,6 +25,7 @@ use futures::stream::BoxStream;
 use super::aggregate_node::GroupColumn;
 use super::aggregation::Aggregation;
 use super::panes::WindowAggregation;
+use super::panes_on_disk::PanesOnDisk;
 use super::processor::{self, Checkpointed};
 use super::sessions::SessionAggregation;
 use super::spec::WindowKind;
@@ -34,9 +35,11 @@ use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::ptf::router::{Router, Stamped};
 use crate::ops::ptf::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::updating_aggregate::on_disk::{GroupsOwner, GroupsStore};
 use crate::session::table_options::TableOptions;
 use crate::streaming::event_time::EventTime;
 use crate::streaming::local_time::LocalTime;
+use crate::streaming::state::disk::shared_run::SharedRun;
 
 #[derive(Debug)]
 pub struct WindowAggregateExec {
@@ -55,6 +58,8 @@ pub struct WindowAggregateExec {
     /// On a cluster: the source partitions whose rows were stamped with their watermarks
     /// before the shuffle (`ops/ptf/shuffle/`).
     stamped: Option<usize>,
+    /// The disk store of the current run, with the disk backend (`panes_on_disk.rs`).
+    disk: Arc<SharedRun>,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
 }
@@ -144,6 +149,7 @@ impl WindowAggregateExec {
             checkpointed: false,
             committing_sink: false,
             stamped,
+            disk: Arc::default(),
             metrics: ExecutionPlanMetricsSet::new(),
             properties,
         }
@@ -246,18 +252,44 @@ impl WindowAggregateExec {
                 late,
                 local,
             )?),
-            window => Aggregation::Panes(WindowAggregation::new(
-                window,
-                self.keys.clone(),
-                &self.input.schema(),
-                self.calls.clone(),
-                self.layout.clone(),
-                self.schema.clone(),
-                sources,
-                late,
-                local,
-            )?),
+            window => {
+                let panes = WindowAggregation::new(
+                    window,
+                    self.keys.clone(),
+                    &self.input.schema(),
+                    self.calls.clone(),
+                    self.layout.clone(),
+                    self.schema.clone(),
+                    sources,
+                    late,
+                    local,
+                )?;
+                Aggregation::Panes(match self.groups_on_disk(partition, context)? {
+                    Some(disk) => panes.with_disk(disk),
+                    None => panes,
+                })
+            }
         })
+    }
+
+    /// Processor `partition`'s groups of fixed windows on disk, with the disk backend.
+    /// Without keys a window has one group, and the open windows stay in memory.
+    fn groups_on_disk(
+        &self,
+        partition: usize,
+        context: &TaskContext,
+    ) -> Result<Option<PanesOnDisk>> {
+        let owner = GroupsOwner {
+            run: &self.disk,
+            uid: &self.target().uid,
+            keys: &self.keys,
+            input: &self.input.schema(),
+            metrics: &self.metrics,
+            processors: self.processors(),
+        };
+        GroupsStore::open(owner, partition, context)?
+            .map(|start| PanesOnDisk::new(start, partition))
+            .transpose()
     }
 
     fn partition(

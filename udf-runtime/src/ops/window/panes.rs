@@ -8,7 +8,7 @@
 //! the rows between are folded per window at once (a slice of the batch when they are one
 //! stretch of it).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -25,6 +25,7 @@ use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
+use super::panes_on_disk::PanesOnDisk;
 use super::snapshot::{self, OpenWindows};
 use super::spec::WindowKind;
 use crate::ops::indices::{lend, reclaim};
@@ -35,24 +36,32 @@ use crate::streaming::local_time::LocalTime;
 use crate::streaming::state::KeepKeys;
 
 /// A window: `[start, end)`, ordered by end so the earliest to fire comes first.
-type Window = (i64, i64);
+pub(super) type Window = (i64, i64);
 
 /// One open window's groups.
-struct Pane {
-    keys: Option<Box<dyn GroupValues>>,
-    accumulators: Vec<Box<dyn Aggregator>>,
-    groups: usize,
+pub(super) struct Pane {
+    pub keys: Option<Box<dyn GroupValues>>,
+    pub accumulators: Vec<Box<dyn Aggregator>>,
+    pub groups: usize,
+    /// With the disk backend: for each group in memory, the number of the batch that last
+    /// touched it, and whether the store holds an entry of it (`pane_residency.rs`).
+    pub last_used: Vec<u64>,
+    pub copies: Vec<bool>,
+    /// Whether groups of this window went to disk.
+    pub on_disk: bool,
 }
 
 pub(super) struct WindowAggregation {
     window: WindowKind,
     keys: Vec<Arc<dyn PhysicalExpr>>,
-    key_schema: SchemaRef,
-    calls: Arc<[Call]>,
+    pub(super) key_schema: SchemaRef,
+    pub(super) calls: Arc<[Call]>,
     layout: Arc<[GroupColumn]>,
     schema: SchemaRef,
     /// Open windows by (end, start).
-    panes: BTreeMap<(i64, i64), Pane>,
+    pub(super) panes: BTreeMap<(i64, i64), Pane>,
+    /// With the disk backend, the groups beyond the memory budget (`panes_on_disk.rs`).
+    pub(super) disk: Option<PanesOnDisk>,
     /// Closed windows' key tables and accumulators, emptied, for windows to come.
     spare: Vec<Pane>,
     clock: WindowClock,
@@ -138,6 +147,7 @@ impl WindowAggregation {
             layout,
             schema,
             panes: BTreeMap::new(),
+            disk: None,
             spare: Vec::new(),
             clock: WindowClock::new(sources, local),
             late,
@@ -145,6 +155,12 @@ impl WindowAggregation {
             groups: Vec::new(),
             numbered: Vec::new(),
         })
+    }
+
+    /// Keeps the groups beyond the memory budget on disk.
+    pub(super) fn with_disk(mut self, disk: PanesOnDisk) -> Self {
+        self.disk = Some(disk);
+        self
     }
 
     /// Rows from `source` with their times and the watermark before each, then the
@@ -158,6 +174,9 @@ impl WindowAggregation {
         after: Option<i64>,
     ) -> Result<Vec<RecordBatch>> {
         let rows = batch.num_rows();
+        if let Some(disk) = &mut self.disk {
+            disk.batch += 1;
+        }
         let columns = Columns {
             keys: self
                 .keys
@@ -288,11 +307,27 @@ impl WindowAggregation {
             .map_or(i64::MAX, |(end, _)| end - 1)
     }
 
-    /// Folds a run's rows into their windows; the run is empty after.
+    /// Folds a run's rows into their windows; the run is empty after. With the disk backend,
+    /// groups then move out when those in memory outgrow the budget.
     fn fold(&mut self, columns: &Columns, run: &mut Run) -> Result<()> {
         if run.is_empty() {
             return Ok(());
         }
+        // Out of `self` while a pane is borrowed from it.
+        let mut disk = self.disk.take();
+        let folded = self.fold_windows(columns, run, disk.as_mut());
+        self.disk = disk;
+        folded?;
+        self.move_out_if_full()
+    }
+
+    fn fold_windows(
+        &mut self,
+        columns: &Columns,
+        run: &mut Run,
+        mut disk: Option<&mut PanesOnDisk>,
+    ) -> Result<()> {
+        let calls = self.calls.clone();
         let mut groups = std::mem::take(&mut self.groups);
         for ((start, end), mut rows) in run.windows.drain(..) {
             // A window's rows come in order. When they are one stretch of the batch (times
@@ -317,7 +352,10 @@ impl WindowAggregation {
                 None => Some(&rows[..]),
             };
             let picked_keys = columns.keys.iter().map(&pick).collect::<Result<Vec<_>>>()?;
-            let pane = self.groups_of((start, end), &picked_keys, count, &mut groups)?;
+            let (pane, before) = self.groups_of((start, end), &picked_keys, count, &mut groups)?;
+            if let Some(disk) = disk.as_deref_mut() {
+                disk.move_in((start, end), pane, &calls, &picked_keys, &groups, before)?;
+            }
             let none = BooleanArray::new(BooleanBuffer::new_unset(count), None);
             for ((args, filter), accumulators) in columns.calls.iter().zip(&mut pane.accumulators) {
                 let args = args.iter().map(&pick).collect::<Result<Vec<_>>>()?;
@@ -340,15 +378,15 @@ impl WindowAggregation {
         Ok(())
     }
 
-    /// The pane of `window` (opened when it is not); `groups` becomes the group of each of
-    /// `count` rows with these keys in it.
-    fn groups_of(
+    /// The pane of `window` (opened when it is not) and how many groups it had before;
+    /// `groups` becomes the group of each of `count` rows with these keys in it.
+    pub(super) fn groups_of(
         &mut self,
         (start, end): Window,
         keys: &[ArrayRef],
         count: usize,
         groups: &mut Vec<usize>,
-    ) -> Result<&mut Pane> {
+    ) -> Result<(&mut Pane, usize)> {
         let pane = match self.panes.entry((end, start)) {
             std::collections::btree_map::Entry::Occupied(pane) => pane.into_mut(),
             std::collections::btree_map::Entry::Vacant(slot) => {
@@ -369,11 +407,15 @@ impl WindowAggregation {
                             .map(Call::accumulators)
                             .collect::<Result<_>>()?,
                         groups: 0,
+                        last_used: Vec::new(),
+                        copies: Vec::new(),
+                        on_disk: false,
                     },
                 };
                 slot.insert(pane)
             }
         };
+        let before = pane.groups;
         groups.clear();
         match &mut pane.keys {
             Some(values) => {
@@ -385,17 +427,23 @@ impl WindowAggregation {
                 pane.groups = 1;
             }
         }
-        Ok(pane)
+        Ok((pane, before))
     }
 
-    /// The open windows, for a checkpoint.
+    /// The open windows, for a checkpoint: the groups in memory, then those on disk.
     pub(super) fn snapshot(&mut self) -> Result<Vec<u8>> {
         let mut windows = Vec::with_capacity(self.panes.len());
+        let mut shadowed = HashMap::new();
         for (&(end, start), pane) in &mut self.panes {
             let keys = match &mut pane.keys {
                 Some(values) => key_columns(values)?,
                 None => Vec::new(),
             };
+            if let Some(disk) = &self.disk
+                && pane.on_disk
+            {
+                shadowed.insert((start, end), disk.shadowed_in(pane, &keys)?);
+            }
             let calls = pane
                 .accumulators
                 .iter_mut()
@@ -407,6 +455,17 @@ impl WindowAggregation {
                 keys,
                 calls,
             });
+        }
+        if let Some(disk) = &self.disk {
+            disk.each_group(None, &|window| shadowed.get(&window), false, |read| {
+                windows.push(OpenWindows {
+                    starts: read.windows.iter().map(|w| w.0).collect(),
+                    ends: read.windows.iter().map(|w| w.1).collect(),
+                    keys: read.keys,
+                    calls: read.saved,
+                });
+                Ok(())
+            })?;
         }
         snapshot::write(self.clock.watermarks(), &windows)
     }
@@ -423,7 +482,7 @@ impl WindowAggregation {
                 let keys: Vec<ArrayRef> = open.keys.iter().map(slice).collect();
                 let calls = self.calls.clone();
                 let mut groups = Vec::new();
-                let pane = self.groups_of(window, &keys, rows.len(), &mut groups)?;
+                let (pane, _) = self.groups_of(window, &keys, rows.len(), &mut groups)?;
                 for (index, accumulators) in pane.accumulators.iter_mut().enumerate() {
                     let saved = slice(&open.calls[index]);
                     calls[index].restore_into(
@@ -433,6 +492,8 @@ impl WindowAggregation {
                         pane.groups,
                     )?;
                 }
+                // A checkpoint larger than the budget goes back to disk as it is read.
+                self.move_out_if_full()?;
             }
         }
         Ok(())
@@ -452,7 +513,20 @@ impl WindowAggregation {
                 self.numbered.push(self.numbered.len());
             }
             let groups = &self.numbered[..pane.groups];
-            fired.push(self.emit(start, end, &mut pane, groups)?);
+            let shadowed = match &self.disk {
+                Some(disk) if pane.on_disk => {
+                    let keys = match &mut pane.keys {
+                        Some(values) => key_columns(values)?,
+                        None => Vec::new(),
+                    };
+                    Some(disk.shadowed_in(&pane, &keys)?)
+                }
+                _ => None,
+            };
+            if pane.groups > 0 {
+                fired.push(self.emit(start, end, &mut pane, groups)?);
+            }
+
             // Its key table keeps its capacity and its accumulators their vectors for the
             // next window (a window of as many keys as this one). Handing out its keys left
             // the hash entries of a table of several key columns behind: they go.
@@ -463,7 +537,13 @@ impl WindowAggregation {
                 accumulators.clear(groups);
             }
             pane.groups = 0;
+            pane.last_used.clear();
+            pane.copies.clear();
+            pane.on_disk = false;
             self.spare.push(pane);
+            if let Some(shadowed) = shadowed {
+                self.fire_on_disk((start, end), &shadowed, &mut fired)?;
+            }
         }
         Ok(fired)
     }
@@ -474,6 +554,18 @@ impl WindowAggregation {
             Some(keys) => keys.emit(EmitTo::All)?,
             None => Vec::new(),
         };
+        self.window_rows((start, end), keys, &mut pane.accumulators, groups)
+    }
+
+    /// The rows of window `(start, end)` for the groups of `keys` (a row each), whose
+    /// accumulators are `groups` of `accumulators`.
+    pub(super) fn window_rows(
+        &self,
+        (start, end): Window,
+        keys: Vec<ArrayRef>,
+        accumulators: &mut [Box<dyn Aggregator>],
+        groups: &[usize],
+    ) -> Result<RecordBatch> {
         let bound = |at: i64, field: usize| -> Result<ArrayRef> {
             let values = TimestampMillisecondArray::from(vec![at; groups.len()]);
             Ok(cast(&values, self.schema.field(field).data_type())?)
@@ -486,7 +578,7 @@ impl WindowAggregation {
                 GroupColumn::Key(key) => keys[*key].clone(),
             });
         }
-        for accumulators in &mut pane.accumulators {
+        for accumulators in accumulators.iter_mut() {
             columns.push(accumulators.evaluate(groups)?);
         }
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)

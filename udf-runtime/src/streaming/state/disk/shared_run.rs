@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use datafusion::common::Result;
 
-use super::store::DiskStore;
+use super::dir::StateDir;
+use super::store::{DiskStore, StoreMemory};
+use super::ttl::TtlTable;
+use crate::session::state_backend::StateBackendConfig;
 
 #[derive(Debug, Default)]
 pub struct SharedRun {
@@ -41,5 +44,26 @@ impl SharedRun {
         taken[processor] = true;
         *current = Some((Arc::downgrade(&run), taken));
         Ok(run)
+    }
+
+    /// The store of the current run of an operator without TTL that keeps groups on disk
+    /// (the updating GROUP BY, window aggregates), for processor `processor` of `processors`,
+    /// and that processor's share of the budget for its groups in memory. As for a PTF, the
+    /// store's part of the budget is set aside (`StoreMemory::of`); the processors share the
+    /// rest. The run's directory is named by the operator's `uid`.
+    pub fn groups_store(
+        &self,
+        config: &StateBackendConfig,
+        uid: &str,
+        processor: usize,
+        processors: usize,
+    ) -> Result<(Arc<DiskStore>, u64)> {
+        let memory = StoreMemory::of(config.memory_budget, processors);
+        let run = self.store_for(processor, processors, || {
+            let dir = StateDir::create(&config.root(), uid, None, config.keep_directory)?;
+            DiskStore::open(dir, TtlTable::new(Vec::new()), memory)
+        })?;
+        let budget = memory.left_per_processor(config.memory_budget, processors, processors);
+        Ok((run, budget))
     }
 }

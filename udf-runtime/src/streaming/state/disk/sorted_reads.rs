@@ -6,6 +6,8 @@
 //! that passes many more entries than it wants is given up, the rest read one by one, and
 //! scans are not tried again for a while (twice as long after each miss, up to a limit).
 
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::row::RowConverter;
 use datafusion::common::Result;
 
 use super::store::ProcessorStore;
@@ -57,6 +59,42 @@ impl SortedReads {
             }
         }
         Ok(())
+    }
+
+    /// Reads the entries of `keys` (store keys in any order, no key twice) from `store` and
+    /// parses their values, each one row of Arrow's row format, with `values`: the positions
+    /// in `keys` of those found and their values as columns, or `None` when none is there.
+    pub fn read_values(
+        &mut self,
+        store: &ProcessorStore,
+        keys: &[&[u8]],
+        values: &RowConverter,
+    ) -> Result<Option<(Vec<usize>, Vec<ArrayRef>)>> {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_unstable_by(|&a, &b| keys[a].cmp(keys[b]));
+        let sorted: Vec<&[u8]> = order.iter().map(|&at| keys[at]).collect();
+        let (mut found, mut bytes, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+        self.read(
+            store,
+            &sorted,
+            |_| true,
+            |at, entry| {
+                found.push(order[at]);
+                bytes.extend_from_slice(entry);
+                ends.push(bytes.len());
+                Ok(())
+            },
+        )?;
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let parser = values.parser();
+        let entries = ends.iter().scan(0, |start, &end| {
+            let entry = &bytes[*start..end];
+            *start = end;
+            Some(parser.parse(entry))
+        });
+        Ok(Some((found, values.convert_rows(entries)?)))
     }
 
     /// Scans from the first key to the last; how many keys it settled (all of them, unless

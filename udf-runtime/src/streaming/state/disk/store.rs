@@ -119,8 +119,9 @@ impl DiskStore {
         self.keyspace(&format!("i{processor}"), false)
     }
 
-    /// The store of an updating GROUP BY processor's groups moved out of memory. A new
-    /// group is looked for before it is created, and finds nothing: bloom filters answer.
+    /// The store of an updating GROUP BY's or a window aggregate's processor's groups moved
+    /// out of memory. A new group is looked for before it is created, and finds nothing:
+    /// bloom filters answer.
     pub fn groups(&self, processor: usize) -> Result<ProcessorStore> {
         self.keyspace(&format!("g{processor}"), false)
     }

@@ -1,0 +1,174 @@
+//! Window aggregates on the disk backend with more groups in open windows than the memory
+//! budget holds: groups move out to the store and back in while their window is open, a
+//! window that fires emits those on disk too, and the rows are the ones the in-memory
+//! backend gives.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use udf_core::arrow::array::{Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
+use udf_runtime::Session;
+use udf_runtime::datafusion::datasource::MemTable;
+
+use super::streaming::schema;
+use crate::support::{self, metric};
+
+/// Every built-in, DISTINCT and FILTER among them, per key and window.
+fn query(window: &str) -> String {
+    format!(
+        "SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s, MIN(v) AS lo, \
+         MAX(v) AS hi, AVG(v) AS m, COUNT(DISTINCT v) AS d, SUM(v) FILTER (WHERE v > 20) AS big \
+         FROM TABLE({window}) GROUP BY window_start, window_end, k"
+    )
+}
+
+const TUMBLE: &str = "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)";
+const HOP: &str = "HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)";
+
+/// `rows` rows 2 ms apart, each up to 1.5 s out of order, over `keys` random keys; in
+/// batches of 500.
+fn events(rows: usize, keys: u64) -> Vec<RecordBatch> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut k = Vec::with_capacity(rows);
+    let mut v = Vec::with_capacity(rows);
+    let mut ts = Vec::with_capacity(rows);
+    for row in 0..rows {
+        k.push(format!("k{}", next() % keys));
+        v.push((next() % 40) as i64);
+        ts.push(row as i64 * 2 + (next() % 1500) as i64);
+    }
+    let whole = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(StringArray::from(k)),
+            Arc::new(Int64Array::from(v)),
+            Arc::new(TimestampMillisecondArray::from(ts)),
+        ],
+    )
+    .unwrap();
+    (0..rows)
+        .step_by(500)
+        .map(|start| whole.slice(start, 500.min(rows - start)))
+        .collect()
+}
+
+/// A session of `partitions` partitions over `batches` with the watermark 2 s behind, on
+/// the disk backend under `root` with `budget` when given.
+fn session_over(
+    batches: &[RecordBatch],
+    partitions: usize,
+    disk: Option<(&std::path::Path, &str)>,
+) -> Session {
+    let session = support::session_of(partitions);
+    session.set_option("state.backend.type", "hashmap").unwrap();
+    if let Some((root, budget)) = disk {
+        support::use_disk(&session, root, budget);
+    }
+    let table = MemTable::try_new(schema(), vec![batches.to_vec()]).unwrap();
+    session.register_table("events", Arc::new(table)).unwrap();
+    session.declare_watermark("events", "ts", Duration::from_secs(2));
+    session
+}
+
+/// The rows as text, sorted (groups of a window come in any order).
+async fn sorted(session: &Session, sql: &str) -> Vec<String> {
+    let mut rows: Vec<String> = support::rows(session, sql)
+        .await
+        .iter()
+        .map(|row| {
+            let values: Vec<String> = row.iter().map(ToString::to_string).collect();
+            values.join(" ")
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("udf-window-disk-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    root
+}
+
+#[tokio::test]
+async fn window_groups_beyond_the_budget_move_to_disk_and_fire_from_there() {
+    // 24,000 rows over 48 s: 10 s windows of about 1,800 groups each of 2,000 keys, two or
+    // three windows open at a time; a partition holds several hundred groups at these
+    // budgets.
+    let batches = events(24_000, 2_000);
+    for (name, window, partitions, budget) in
+        [("tumble", TUMBLE, 1, "256 kb"), ("hop", HOP, 2, "448 kb")]
+    {
+        let sql = query(window);
+        let root = scratch(&format!("{name}-{partitions}"));
+        let in_memory = sorted(&session_over(&batches, partitions, None), &sql).await;
+        let on_disk_session = session_over(&batches, partitions, Some((&root, budget)));
+        let on_disk = sorted(&on_disk_session, &sql).await;
+        assert!(in_memory.len() > 8_000, "{}", in_memory.len());
+        assert_eq!(
+            on_disk.len(),
+            in_memory.len(),
+            "{name}, {partitions} partitions: as many window rows"
+        );
+        // Not `assert_eq!`: thousands of rows would flood the report.
+        assert!(
+            on_disk == in_memory,
+            "{name}, {partitions} partitions: the same window rows"
+        );
+
+        let plan = support::rows(&on_disk_session, &format!("EXPLAIN ANALYZE {sql}")).await;
+        let text = plan[0][1].to_string();
+        let (out, back) = (
+            metric(&text, "groups_moved_out"),
+            metric(&text, "groups_moved_in"),
+        );
+        assert!(out >= 3_000.0, "{name}: {text}");
+        assert!(back >= 500.0 && back <= out, "{name}: {text}");
+        let left: Vec<_> = std::fs::read_dir(&root)
+            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "each run's store goes with it: {left:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
+
+/// With a budget that holds them all, no group moves.
+#[tokio::test]
+async fn window_groups_within_the_budget_stay_in_memory() {
+    let batches = events(4_000, 50);
+    let root = scratch("within");
+    let session = session_over(&batches, 1, Some((&root, "64 mb")));
+    let sql = query(TUMBLE);
+    let expected = sorted(&session_over(&batches, 1, None), &sql).await;
+    assert_eq!(sorted(&session, &sql).await, expected);
+    let plan = support::rows(&session, &format!("EXPLAIN ANALYZE {sql}")).await;
+    let text = plan[0][1].to_string();
+    assert_eq!(metric(&text, "groups_moved_out"), 0.0, "{text}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Session windows keep their groups in memory so far: the disk backend is refused by name,
+/// not ignored.
+#[tokio::test]
+async fn session_windows_refuse_the_disk_backend_by_name() {
+    let batches = events(100, 5);
+    let root = scratch("session");
+    let session = session_over(&batches, 1, Some((&root, "1 mb")));
+    let sql = "SELECT window_start, window_end, k, COUNT(*) AS n FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, k";
+    let error = match session.sql(sql).await {
+        Ok(frame) => frame.collect().await.expect_err("refused").to_string(),
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        error.contains("a SESSION window aggregate keeps its groups in memory so far"),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -1,0 +1,260 @@
+//! The groups of open fixed windows on disk, with the disk backend
+//! (`state.backend.type = 'fjall'`): one store entry per window and group — the window's end
+//! and start (order-preserving, big-endian) then the group's key in Arrow's row format as the
+//! store key, its saved accumulators (as a checkpoint saves them) in the row format as the
+//! value — in the processor's keyspace of the run's store (`DiskStore::groups`). Store keys
+//! sort by window end, as the windows fire: a window that fires reads its groups on disk by
+//! one prefix scan and removes them. Which groups stay in memory and how they move is
+//! `pane_residency.rs`.
+//!
+//! A group read back leaves its entry in the store (removing it would cost a write per
+//! group): the copy in memory counts, and moving the group out again overwrites the entry.
+//! Whoever reads a window's entries skips those of groups in memory (`Shadowed`).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::row::{RowConverter, SortField};
+use datafusion::common::{Result, exec_err};
+
+use crate::ops::updating_aggregate::on_disk::{GroupsStore, OnDiskMetrics};
+use crate::streaming::state::disk::sorted_reads::SortedReads;
+use crate::streaming::state::disk::store::{DiskStore, ProcessorStore};
+
+/// What a group is taken to need before the first measurement: little, so that the first
+/// measurement comes early.
+const FIRST_GUESS_BYTES: u64 = 64;
+
+/// Groups the budget holds at the least, however large each is.
+pub(super) const MIN_GROUPS: usize = 2;
+
+/// Groups per batch when a window that fires, or a checkpoint, reads groups on disk.
+pub(super) const CHUNK_ROWS: usize = 4096;
+
+/// A write of this many entries or more goes to the store as new tables at once
+/// (`ProcessorStore::ingest`), fewer one by one.
+const INGEST_AT: usize = 1024;
+
+/// Bytes of a store key before the group's key: the window's end and start.
+const WINDOW_BYTES: usize = 16;
+
+/// A window `(start, end)` as the prefix of its store keys: end first, so that keys sort as
+/// windows fire; the sign bit flipped, so that big-endian bytes sort as the numbers do.
+fn window_prefix((start, end): (i64, i64)) -> [u8; WINDOW_BYTES] {
+    let mut prefix = [0; WINDOW_BYTES];
+    prefix[..8].copy_from_slice(&((end as u64) ^ (1 << 63)).to_be_bytes());
+    prefix[8..].copy_from_slice(&((start as u64) ^ (1 << 63)).to_be_bytes());
+    prefix
+}
+
+/// The store key of the group whose key in the row format is `group` in `window`.
+fn store_key(window: (i64, i64), group: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(WINDOW_BYTES + group.len());
+    key.extend_from_slice(&window_prefix(window));
+    key.extend_from_slice(group);
+    key
+}
+
+/// The window `(start, end)` of a store key.
+fn window_of(key: &[u8]) -> Result<(i64, i64)> {
+    let Some(prefix) = key.get(..WINDOW_BYTES) else {
+        return exec_err!("a window's group on disk has a key of {} bytes", key.len());
+    };
+    let number = |bytes: &[u8]| {
+        let mut be = [0; 8];
+        be.copy_from_slice(bytes);
+        (u64::from_be_bytes(be) ^ (1 << 63)) as i64
+    };
+    Ok((number(&prefix[8..]), number(&prefix[..8])))
+}
+
+/// Groups of windows on disk, read: the window of each, their key columns and each call's
+/// saved accumulators.
+pub(super) struct GroupsRead {
+    pub windows: Vec<(i64, i64)>,
+    pub keys: Vec<ArrayRef>,
+    pub saved: Vec<ArrayRef>,
+}
+
+/// The keys (in the row format) of a window's groups in memory that also have an entry on
+/// disk: those entries are stale.
+pub(super) type Shadowed = HashSet<Box<[u8]>>;
+
+/// One processor's groups of open windows on disk.
+pub(crate) struct PanesOnDisk {
+    store: ProcessorStore,
+    /// Held so that the run's store stays open while this processor runs.
+    _run: Arc<DiskStore>,
+    /// Group keys in the row format.
+    keys: RowConverter,
+    /// Store values: a group's saved accumulators in the row format. Made at the first move
+    /// out, when the saved types are known; nothing is on disk before.
+    values: Option<RowConverter>,
+    /// Bytes the groups in memory may take.
+    pub(super) budget: u64,
+    /// Groups in memory (over every open window) before a move out.
+    pub(super) limit: usize,
+    /// The number of the current batch, for the recency of groups.
+    pub(super) batch: u64,
+    reads: SortedReads,
+    pub(super) metrics: OnDiskMetrics,
+}
+
+impl PanesOnDisk {
+    pub(crate) fn new(start: GroupsStore, processor: usize) -> Result<Self> {
+        let GroupsStore {
+            run,
+            budget,
+            key_types,
+            metrics,
+        } = start;
+        Ok(PanesOnDisk {
+            store: run.groups(processor)?,
+            _run: run,
+            keys: RowConverter::new(key_types.into_iter().map(SortField::new).collect())?,
+            values: None,
+            budget,
+            limit: usize::try_from(budget / FIRST_GUESS_BYTES)
+                .unwrap_or(usize::MAX)
+                .max(MIN_GROUPS),
+            batch: 0,
+            reads: SortedReads::default(),
+            metrics,
+        })
+    }
+
+    /// The listed `keys` (one row each) in the row format, for `Shadowed`.
+    pub(super) fn shadowed(&self, keys: &[ArrayRef]) -> Result<Shadowed> {
+        let rows = self.keys.convert_columns(keys)?;
+        Ok(rows.iter().map(|row| row.data().into()).collect())
+    }
+
+    /// Looks for the groups of `keys` (one row each) of `window` in the store: the positions
+    /// in `keys` of those found, and each call's saved accumulators of them.
+    pub(super) fn read_back(
+        &mut self,
+        window: (i64, i64),
+        keys: &[ArrayRef],
+    ) -> Result<Option<(Vec<usize>, Vec<ArrayRef>)>> {
+        let Some(values) = &self.values else {
+            return Ok(None);
+        };
+        let rows = self.keys.convert_columns(keys)?;
+        let store_keys: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|row| store_key(window, row.data()))
+            .collect();
+        let keys: Vec<&[u8]> = store_keys.iter().map(Vec::as_slice).collect();
+        let read = self.reads.read_values(&self.store, &keys, values)?;
+        if let Some((found, _)) = &read {
+            self.metrics.moved_in.add(found.len());
+        }
+        Ok(read)
+    }
+
+    /// Writes the groups of `window` whose key columns are `keys` and whose calls' saved
+    /// accumulators are `saved` (a row each) to the store.
+    pub(super) fn put(
+        &mut self,
+        window: (i64, i64),
+        keys: &[ArrayRef],
+        saved: &[ArrayRef],
+    ) -> Result<()> {
+        let values = match &mut self.values {
+            Some(values) => values,
+            None => self.values.insert(RowConverter::new(
+                saved
+                    .iter()
+                    .map(|c| SortField::new(c.data_type().clone()))
+                    .collect(),
+            )?),
+        };
+        let rows = self.keys.convert_columns(keys)?;
+        let entries = values.convert_columns(saved)?;
+        let mut writes: Vec<(Vec<u8>, &[u8])> = rows
+            .iter()
+            .zip(entries.iter())
+            .map(|(row, entry)| (store_key(window, row.data()), entry.data()))
+            .collect();
+        self.metrics.moved_out.add(writes.len());
+        if writes.len() >= INGEST_AT {
+            // Keys are distinct (one per group); ingesting takes them in order.
+            writes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            self.store
+                .ingest(writes.iter().map(|(key, entry)| (&key[..], Some(*entry))))
+        } else {
+            writes
+                .iter()
+                .try_for_each(|(key, entry)| self.store.insert(key, entry))
+        }
+    }
+
+    /// Calls `each` with the groups on disk of `window` (all windows when `None`), a chunk at
+    /// a time, leaving out those `shadowed` gives for their window. With `remove`, the
+    /// entries read are removed (the window fired).
+    pub(super) fn each_group<'s>(
+        &self,
+        window: Option<(i64, i64)>,
+        shadowed: &dyn Fn((i64, i64)) -> Option<&'s Shadowed>,
+        remove: bool,
+        mut each: impl FnMut(GroupsRead) -> Result<()>,
+    ) -> Result<()> {
+        let Some(values) = &self.values else {
+            return Ok(());
+        };
+        let prefix = window.map(window_prefix);
+        let prefix: &[u8] = prefix.as_ref().map_or(&[], |p| &p[..]);
+        let (key_parser, value_parser) = (self.keys.parser(), values.parser());
+        let mut next: Vec<u8> = prefix.to_vec();
+        loop {
+            // A chunk at a time, the scan dropped before its entries are removed.
+            let chunk = self
+                .store
+                .from(&next, prefix)
+                .take(CHUNK_ROWS)
+                .collect::<Result<Vec<_>>>()?;
+            let Some((last, _)) = chunk.last() else {
+                return Ok(());
+            };
+            next = last.to_vec();
+            next.push(0);
+            let mut read = GroupsRead {
+                windows: Vec::with_capacity(chunk.len()),
+                keys: Vec::new(),
+                saved: Vec::new(),
+            };
+            let mut kept = Vec::with_capacity(chunk.len());
+            for (key, value) in &chunk {
+                let window = window_of(key)?;
+                let group = &key[WINDOW_BYTES..];
+                if shadowed(window).is_some_and(|s| s.contains(group)) {
+                    continue;
+                }
+                read.windows.push(window);
+                kept.push((group, &value[..]));
+            }
+            if !kept.is_empty() {
+                read.keys = self
+                    .keys
+                    .convert_rows(kept.iter().map(|(key, _)| key_parser.parse(key)))?;
+                read.saved =
+                    values.convert_rows(kept.iter().map(|(_, entry)| value_parser.parse(entry)))?;
+                each(read)?;
+            }
+            if remove {
+                if chunk.len() >= INGEST_AT {
+                    self.store
+                        .ingest(chunk.iter().map(|(key, _)| (&key[..], None)))?;
+                } else {
+                    for (key, _) in &chunk {
+                        self.store.remove(key)?;
+                    }
+                }
+            }
+            if chunk.len() < CHUNK_ROWS {
+                return Ok(());
+            }
+        }
+    }
+}
