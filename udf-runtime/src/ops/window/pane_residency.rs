@@ -212,7 +212,7 @@ impl WindowAggregation {
     }
 
     /// Emits the groups on disk of `window`, which fires, leaving out the `shadowed` ones
-    /// (emitted from memory), and removes them from the store.
+    /// (emitted from memory).
     pub(super) fn fire_on_disk(
         &mut self,
         window: Window,
@@ -228,8 +228,8 @@ impl WindowAggregation {
             .map(Call::accumulators)
             .collect::<Result<Vec<_>>>()?;
         let mut numbered = Vec::new();
-        let emitted = disk.each_group(Some(window), &|_| Some(shadowed), true, |read| {
-            let count = read.windows.len();
+        let emitted = disk.each_group(window, shadowed, |read| {
+            let count = read.count;
             numbered.clear();
             numbered.extend(0..count);
             for (index, accumulators) in accumulators.iter_mut().enumerate() {

@@ -8,7 +8,7 @@
 //! the rows between are folded per window at once (a slice of the batch when they are one
 //! stretch of it).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -433,7 +433,7 @@ impl WindowAggregation {
     /// The open windows, for a checkpoint: the groups in memory, then those on disk.
     pub(super) fn snapshot(&mut self) -> Result<Vec<u8>> {
         let mut windows = Vec::with_capacity(self.panes.len());
-        let mut shadowed = HashMap::new();
+        let mut on_disk = Vec::new();
         for (&(end, start), pane) in &mut self.panes {
             let keys = match &mut pane.keys {
                 Some(values) => key_columns(values)?,
@@ -442,7 +442,7 @@ impl WindowAggregation {
             if let Some(disk) = &self.disk
                 && pane.on_disk
             {
-                shadowed.insert((start, end), disk.shadowed_in(pane, &keys)?);
+                on_disk.push(((start, end), disk.shadowed_in(pane, &keys)?));
             }
             let calls = pane
                 .accumulators
@@ -457,15 +457,17 @@ impl WindowAggregation {
             });
         }
         if let Some(disk) = &self.disk {
-            disk.each_group(None, &|window| shadowed.get(&window), false, |read| {
-                windows.push(OpenWindows {
-                    starts: read.windows.iter().map(|w| w.0).collect(),
-                    ends: read.windows.iter().map(|w| w.1).collect(),
-                    keys: read.keys,
-                    calls: read.saved,
-                });
-                Ok(())
-            })?;
+            for ((start, end), shadowed) in on_disk {
+                disk.each_group((start, end), &shadowed, |read| {
+                    windows.push(OpenWindows {
+                        starts: vec![start; read.count],
+                        ends: vec![end; read.count],
+                        keys: read.keys,
+                        calls: read.saved,
+                    });
+                    Ok(())
+                })?;
+            }
         }
         snapshot::write(self.clock.watermarks(), &windows)
     }
@@ -503,12 +505,14 @@ impl WindowAggregation {
     /// first.
     fn fire(&mut self, watermark: i64) -> Result<Vec<RecordBatch>> {
         let mut fired = Vec::new();
+        let mut last_end = None;
         while let Some(entry) = self.panes.first_entry() {
             let (end, start) = *entry.key();
             if end - 1 > watermark {
                 break;
             }
             let mut pane = entry.remove();
+            last_end = Some(end);
             while self.numbered.len() < pane.groups {
                 self.numbered.push(self.numbered.len());
             }
@@ -544,6 +548,11 @@ impl WindowAggregation {
             if let Some(shadowed) = shadowed {
                 self.fire_on_disk((start, end), &shadowed, &mut fired)?;
             }
+        }
+        // Every window up to the last end fired (the earliest end first): their groups on
+        // disk are dead.
+        if let (Some(disk), Some(end)) = (&self.disk, last_end) {
+            disk.fired_up_to(end)?;
         }
         Ok(fired)
     }

@@ -4,8 +4,9 @@
 //! store key, its saved accumulators (as a checkpoint saves them) in the row format as the
 //! value — in the processor's keyspace of the run's store (`DiskStore::groups`). Store keys
 //! sort by window end, as the windows fire: a window that fires reads its groups on disk by
-//! one prefix scan and removes them. Which groups stay in memory and how they move is
-//! `pane_residency.rs`.
+//! one prefix scan, and once windows fired every key before the next end is dead, dropped by
+//! compactions (`dead_below.rs`), not removed one by one. Which groups stay in memory and how
+//! they move is `pane_residency.rs`.
 //!
 //! A group read back leaves its entry in the store (removing it would cost a write per
 //! group): the copy in memory counts, and moving the group out again overwrites the entry.
@@ -16,7 +17,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::row::{RowConverter, SortField};
-use datafusion::common::{Result, exec_err};
+use datafusion::common::Result;
 
 use crate::ops::updating_aggregate::on_disk::{GroupsStore, OnDiskMetrics};
 use crate::streaming::state::disk::sorted_reads::SortedReads;
@@ -56,23 +57,10 @@ fn store_key(window: (i64, i64), group: &[u8]) -> Vec<u8> {
     key
 }
 
-/// The window `(start, end)` of a store key.
-fn window_of(key: &[u8]) -> Result<(i64, i64)> {
-    let Some(prefix) = key.get(..WINDOW_BYTES) else {
-        return exec_err!("a window's group on disk has a key of {} bytes", key.len());
-    };
-    let number = |bytes: &[u8]| {
-        let mut be = [0; 8];
-        be.copy_from_slice(bytes);
-        (u64::from_be_bytes(be) ^ (1 << 63)) as i64
-    };
-    Ok((number(&prefix[8..]), number(&prefix[..8])))
-}
-
-/// Groups of windows on disk, read: the window of each, their key columns and each call's
-/// saved accumulators.
+/// Groups of a window on disk, read: how many, their key columns and each call's saved
+/// accumulators.
 pub(super) struct GroupsRead {
-    pub windows: Vec<(i64, i64)>,
+    pub count: usize,
     pub keys: Vec<ArrayRef>,
     pub saved: Vec<ArrayRef>,
 }
@@ -190,71 +178,49 @@ impl PanesOnDisk {
         }
     }
 
-    /// Calls `each` with the groups on disk of `window` (all windows when `None`), a chunk at
-    /// a time, leaving out those `shadowed` gives for their window. With `remove`, the
-    /// entries read are removed (the window fired).
-    pub(super) fn each_group<'s>(
+    /// Calls `each` with the groups on disk of `window`, a chunk at a time, leaving out the
+    /// `shadowed` ones (those in memory).
+    pub(super) fn each_group(
         &self,
-        window: Option<(i64, i64)>,
-        shadowed: &dyn Fn((i64, i64)) -> Option<&'s Shadowed>,
-        remove: bool,
+        window: (i64, i64),
+        shadowed: &Shadowed,
         mut each: impl FnMut(GroupsRead) -> Result<()>,
     ) -> Result<()> {
         let Some(values) = &self.values else {
             return Ok(());
         };
-        let prefix = window.map(window_prefix);
-        let prefix: &[u8] = prefix.as_ref().map_or(&[], |p| &p[..]);
+        let prefix = window_prefix(window);
         let (key_parser, value_parser) = (self.keys.parser(), values.parser());
-        let mut next: Vec<u8> = prefix.to_vec();
-        loop {
-            // A chunk at a time, the scan dropped before its entries are removed.
-            let chunk = self
-                .store
-                .from(&next, prefix)
+        let mut entries = self.store.scan(&prefix).peekable();
+        while entries.peek().is_some() {
+            let chunk = entries
+                .by_ref()
                 .take(CHUNK_ROWS)
                 .collect::<Result<Vec<_>>>()?;
-            let Some((last, _)) = chunk.last() else {
-                return Ok(());
-            };
-            next = last.to_vec();
-            next.push(0);
-            let mut read = GroupsRead {
-                windows: Vec::with_capacity(chunk.len()),
-                keys: Vec::new(),
-                saved: Vec::new(),
-            };
-            let mut kept = Vec::with_capacity(chunk.len());
-            for (key, value) in &chunk {
-                let window = window_of(key)?;
-                let group = &key[WINDOW_BYTES..];
-                if shadowed(window).is_some_and(|s| s.contains(group)) {
-                    continue;
-                }
-                read.windows.push(window);
-                kept.push((group, &value[..]));
+            let kept: Vec<(&[u8], &[u8])> = chunk
+                .iter()
+                .map(|(key, value)| (&key[WINDOW_BYTES..], &value[..]))
+                .filter(|(group, _)| !shadowed.contains(*group))
+                .collect();
+            if kept.is_empty() {
+                continue;
             }
-            if !kept.is_empty() {
-                read.keys = self
+            each(GroupsRead {
+                count: kept.len(),
+                keys: self
                     .keys
-                    .convert_rows(kept.iter().map(|(key, _)| key_parser.parse(key)))?;
-                read.saved =
-                    values.convert_rows(kept.iter().map(|(_, entry)| value_parser.parse(entry)))?;
-                each(read)?;
-            }
-            if remove {
-                if chunk.len() >= INGEST_AT {
-                    self.store
-                        .ingest(chunk.iter().map(|(key, _)| (&key[..], None)))?;
-                } else {
-                    for (key, _) in &chunk {
-                        self.store.remove(key)?;
-                    }
-                }
-            }
-            if chunk.len() < CHUNK_ROWS {
-                return Ok(());
-            }
+                    .convert_rows(kept.iter().map(|(key, _)| key_parser.parse(key)))?,
+                saved: values
+                    .convert_rows(kept.iter().map(|(_, entry)| value_parser.parse(entry)))?,
+            })?;
         }
+        Ok(())
+    }
+
+    /// Every window that ends at `end` or before fired: its groups on disk are dead.
+    pub(super) fn fired_up_to(&self, end: i64) -> Result<()> {
+        // Keys of windows that end later begin with a greater end.
+        let next = end.saturating_add(1);
+        self.store.dead_below(&window_prefix((i64::MIN, next))[..8])
     }
 }

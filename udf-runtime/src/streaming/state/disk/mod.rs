@@ -1,5 +1,5 @@
-//! State on local disk: an embedded LSM store (fjall) per run of a PTF or an updating GROUP
-//! BY, a keyspace per processor.
+//! State on local disk: an embedded LSM store (fjall) per run of a PTF, an updating GROUP BY
+//! or a window aggregate, a keyspace per processor.
 //! The keyed-state unit's disk backend keeps the state of keys beyond its memory budget here;
 //! the in-memory stores are the cache of the keys in use (`docs/architecture.md`, "State on
 //! disk").
@@ -9,6 +9,8 @@
 //! - `layout.rs`: how entries are spelled as store keys and values: by key bytes (never by
 //!   slot numbers), so they mean the same in another run.
 //! - `ttl.rs`: the compaction filter that drops expired entries in the background.
+//! - `dead_below.rs`: the compaction filter that drops groups nothing reads again (those of
+//!   windows that fired).
 //! - `store.rs`: the store itself, with what it read and wrote.
 //! - `items.rs`: list and map views' items, read and written one by one.
 //! - `item_cache.rs`: the view items in use, in memory, written back as they leave.
@@ -21,6 +23,7 @@
 //! - `residency.rs`: which keys are in memory, and moving keys (value state, timers) in and
 //!   out.
 
+pub mod dead_below;
 pub mod dir;
 pub mod item_cache;
 pub mod items;

@@ -1,4 +1,4 @@
-//! The disk store of one run of a PTF or an updating GROUP BY: a fjall database in the run's
+//! The disk store of one run of a PTF, an updating GROUP BY or a window aggregate: a fjall database in the run's
 //! directory, and a keyspace per processor (processors never share keys, so they never
 //! contend for one tree).
 
@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, internal_err};
 use fjall::config::PartitioningPolicy;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, Slice};
 use lsm_tree::compaction::Leveled;
 use lsm_tree::compaction::filter::Factory;
 
+use super::dead_below::{DeadBelow, DeadBelowFilters, DeadMarks};
 use super::dir::StateDir;
 use super::ttl::TtlTable;
 
@@ -74,6 +75,8 @@ pub struct DiskStore {
     db: Database,
     owner: Arc<Owner>,
     ttl: TtlTable,
+    /// The marks below which the keyspaces of groups hold dead entries.
+    dead: DeadMarks,
     memory: StoreMemory,
     /// Held for its removal when the store goes.
     _dir: StateDir,
@@ -87,11 +90,13 @@ impl DiskStore {
             function: dir.function().to_owned(),
             path: dir.path().to_owned(),
         });
-        let db = open_database(&owner, &ttl, memory)?;
+        let dead = DeadMarks::default();
+        let db = open_database(&owner, &ttl, &dead, memory)?;
         Ok(DiskStore {
             db,
             owner,
             ttl,
+            dead,
             memory,
             _dir: dir,
         })
@@ -123,7 +128,10 @@ impl DiskStore {
     /// out of memory. A new group is looked for before it is created, and finds nothing:
     /// bloom filters answer.
     pub fn groups(&self, processor: usize) -> Result<ProcessorStore> {
-        self.keyspace(&format!("g{processor}"), false)
+        let name = format!("g{processor}");
+        let mut store = self.keyspace(&name, false)?;
+        store.dead = Some(self.dead.of(&name));
+        Ok(store)
     }
 
     fn keyspace(&self, name: &str, reads_find: bool) -> Result<ProcessorStore> {
@@ -150,6 +158,7 @@ impl DiskStore {
             .map_err(|e| self.owner.error("open a processor's keyspace", e))?;
         Ok(ProcessorStore {
             keyspace,
+            dead: None,
             metrics: Arc::default(),
             owner: self.owner.clone(),
             memtable: self.memory.memtable,
@@ -158,9 +167,23 @@ impl DiskStore {
     }
 }
 
-fn open_database(owner: &Owner, ttl: &TtlTable, memory: StoreMemory) -> Result<Database> {
+fn open_database(
+    owner: &Owner,
+    ttl: &TtlTable,
+    dead: &DeadMarks,
+    memory: StoreMemory,
+) -> Result<Database> {
     let path = &owner.path;
     let factory: Option<Arc<dyn Factory>> = ttl.any().then(|| Arc::new(ttl.clone()) as _);
+    let dead = dead.clone();
+    // Keyspaces of groups (`g…`) drop dead entries; the others, expired ones.
+    let filters = move |keyspace: &str| -> Option<Arc<dyn Factory>> {
+        if keyspace.starts_with('g') {
+            Some(Arc::new(DeadBelowFilters(dead.of(keyspace))))
+        } else {
+            factory.clone()
+        }
+    };
     Database::builder(path)
         .cache_size(memory.cache)
         // One worker flushes and compacts. With more, the first hands every compaction it is
@@ -172,7 +195,7 @@ fn open_database(owner: &Owner, ttl: &TtlTable, memory: StoreMemory) -> Result<D
         // A run's state is not recovered from its journal (checkpoints are a copy of their
         // own), so writes need not wait for the disk.
         .manual_journal_persist(true)
-        .with_compaction_filter_factories(Arc::new(move |_| factory.clone()))
+        .with_compaction_filter_factories(Arc::new(filters))
         .open()
         .map_err(|e| match e {
             fjall::Error::Locked => DataFusionError::Execution(format!(
@@ -217,6 +240,8 @@ impl std::ops::Add for StoreTotals {
 #[derive(Clone)]
 pub struct ProcessorStore {
     keyspace: Keyspace,
+    /// A keyspace of groups: the mark below which its entries are dead (`dead_below.rs`).
+    dead: Option<Arc<DeadBelow>>,
     metrics: Arc<StoreMetrics>,
     owner: Arc<Owner>,
     /// The memtable's size limit, and about what it holds now.
@@ -266,6 +291,18 @@ impl ProcessorStore {
             .remove(key)
             .map_err(|e| self.owner.error("remove an entry", e))?;
         self.wrote(key.len())
+    }
+
+    /// Entries under keys that sort before `mark` are dead from now on: nothing reads them,
+    /// and compactions drop them. Only a keyspace of groups has a mark.
+    pub fn dead_below(&self, mark: &[u8]) -> Result<()> {
+        match &self.dead {
+            Some(dead) => {
+                dead.raise(mark);
+                Ok(())
+            }
+            None => internal_err!("only a keyspace of groups has a mark of dead entries"),
+        }
     }
 
     /// Writes `writes` — values and removals, in ascending key order, no key twice — as new
