@@ -22,7 +22,7 @@ use super::{lateral, memory_table, ptf, table_aggregate, window, wire};
 use crate::ops::lateral::{LateralExec, LateralNode};
 use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::exec::PtfExec;
-use crate::ops::ptf::shuffle::ShuffleStampExec;
+use crate::ops::routing::shuffle::ShuffleStampExec;
 use crate::ops::table_aggregate::{TableAggregateExec, TableAggregateNode};
 use crate::ops::window::{WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode};
 

@@ -24,7 +24,7 @@ use crate::ops::ptf::PtfNode;
 use crate::ops::ptf::call::{PtfCall, TableBinding};
 use crate::ops::ptf::exec::PtfExec;
 use crate::ops::ptf::input::PtfInput;
-use crate::ops::ptf::shuffle::ShuffleStampExec;
+use crate::ops::routing::shuffle::ShuffleStampExec;
 
 #[derive(Serialize, Deserialize)]
 struct Call {

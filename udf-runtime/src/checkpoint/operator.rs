@@ -19,8 +19,8 @@ use futures::stream::BoxStream;
 
 use super::barrier::{Barrier, Flow};
 use super::coordinator::CheckpointTarget;
-use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Inbox, Router, restore_processor};
+use crate::ops::routing::routed::Routed;
+use crate::ops::routing::router::{Inbox, Router, restore_processor};
 use crate::streaming::state::KeepKeys;
 
 /// The exec of a keyed operator that checkpoints cover, beside process table functions

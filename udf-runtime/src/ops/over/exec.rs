@@ -21,7 +21,7 @@ use super::node::Frame;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
-use crate::ops::ptf::router::Router;
+use crate::ops::routing::router::Router;
 use crate::ops::updating_aggregate::calls::Call;
 use crate::ops::window::processor::{self, Checkpointed};
 use crate::streaming::event_time::EventTime;

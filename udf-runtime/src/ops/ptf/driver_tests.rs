@@ -20,8 +20,8 @@ use udf_core::prelude::*;
 
 use super::driver::Driver;
 use super::exec::PtfExec;
-use super::routed::Routed;
 use crate::Session;
+use crate::ops::routing::routed::Routed;
 use crate::streaming::state::KeyedState;
 
 /// Rows `(k, ts ms, v)`.

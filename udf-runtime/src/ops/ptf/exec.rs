@@ -30,9 +30,9 @@ use super::disk_run::DiskRuns;
 use super::driver::{Driver, ProcessorMetrics};
 use super::input::PtfInput;
 use super::node::describe;
-use super::router::{Inbox, Router, RouterInput, Stamped, restore_processor};
-use super::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::checkpoint::coordinator::CheckpointTarget;
+use crate::ops::routing::router::{Inbox, Router, RouterInput, Stamped, restore_processor};
+use crate::ops::routing::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::session::state_backend::StateBackendConfig;
 
 #[derive(Debug)]

@@ -32,9 +32,9 @@ use udf_core::{UserFunction, Value};
 
 use super::driver::Driver;
 use super::exec::PtfExec;
-use super::routed::Routed;
-use super::source_watermark::time_millis;
 use crate::Session;
+use crate::ops::routing::routed::Routed;
+use crate::ops::routing::source_watermark::time_millis;
 
 /// The name the harness gives the function's input table.
 const INPUT: &str = "harness_input";

@@ -1,13 +1,10 @@
 //! Process table functions: the SQL call and its binding (`binding.rs`), the DataFrame form
 //! (`dataframe.rs`), the resolved call (`call.rs`), the logical node (`node.rs`) and the exec
 //! (`exec.rs`) over one input per table argument (`input.rs`): one virtual processor per
-//! output partition (`driver/`), rows routed to them
-//! by a hash of the PARTITION BY keys with their watermarks (`router.rs`, `gate.rs`), output
-//! rows assembled from their origins (`output.rs`); on a cluster, watermarks carried across
-//! the shuffle (`shuffle/`), derived per source as the router does (`source_watermark.rs`); a harness driving one processor from a
-//! plain test (`harness.rs`).
+//! output partition (`driver/`), rows routed to them by a hash of the PARTITION BY keys with
+//! their watermarks (`ops/routing/`), output rows assembled from their origins
+//! (`output.rs`); a harness driving one processor from a plain test (`harness.rs`).
 
-mod align;
 pub mod binding;
 pub mod call;
 mod dataframe;
@@ -16,16 +13,11 @@ mod driver;
 #[cfg(test)]
 mod driver_tests;
 pub mod exec;
-mod gate;
 mod harness;
 pub mod input;
 mod instance;
 pub mod node;
 mod output;
-pub(crate) mod routed;
-pub(crate) mod router;
-pub mod shuffle;
-mod source_watermark;
 
 pub use dataframe::{PartitionedDataFrame, Process, ProcessTableCall};
 pub use harness::{FiredTimer, PtfHarness, PtfHarnessBuilder};

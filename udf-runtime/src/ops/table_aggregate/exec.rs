@@ -30,7 +30,7 @@ use super::node::TableAggregateCall;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
-use crate::ops::ptf::router::{Router, RouterInput};
+use crate::ops::routing::router::{Router, RouterInput};
 use crate::ops::table_aggregate::aggregation::{EmitMode, TableAggregation};
 use udf_core::types::DataType;
 

@@ -29,7 +29,7 @@ use super::on_disk::{GroupsOnDisk, GroupsOwner, GroupsStore};
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
-use crate::ops::ptf::router::{Router, RouterInput};
+use crate::ops::routing::router::{Router, RouterInput};
 use crate::streaming::state::disk::shared_run::SharedRun;
 
 #[derive(Debug)]

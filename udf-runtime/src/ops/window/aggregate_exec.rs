@@ -2,7 +2,7 @@
 //! by the GROUP BY keys with the watermark of their input partition (the PTFs' router), so
 //! each processor knows the watermark before every row even where DataFusion's
 //! repartitioning would have lost it. Planned for a cluster, the rows are stamped with their
-//! route and watermark before the cluster's shuffle instead (`ops/ptf/shuffle/`), and each
+//! route and watermark before the cluster's shuffle instead (`ops/routing/shuffle/`), and each
 //! processor reads its own partition of the shuffle.
 
 use std::fmt;
@@ -32,8 +32,8 @@ use super::spec::WindowKind;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
-use crate::ops::ptf::router::{Router, Stamped};
-use crate::ops::ptf::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
+use crate::ops::routing::router::{Router, Stamped};
+use crate::ops::routing::shuffle::{ROUTE, ShuffleStampExec, stamp_routing_to, stamped_sources};
 use crate::ops::updating_aggregate::calls::Call;
 use crate::ops::updating_aggregate::on_disk::{GroupsOwner, GroupsStore};
 use crate::session::table_options::TableOptions;
@@ -56,7 +56,7 @@ pub struct WindowAggregateExec {
     /// Whether a committing sink reads its output with the barriers.
     committing_sink: bool,
     /// On a cluster: the source partitions whose rows were stamped with their watermarks
-    /// before the shuffle (`ops/ptf/shuffle/`).
+    /// before the shuffle (`ops/routing/shuffle/`).
     stamped: Option<usize>,
     /// The disk store of the current run, with the disk backend (`panes_on_disk.rs`).
     disk: Arc<SharedRun>,
@@ -76,7 +76,7 @@ impl WindowAggregateExec {
 
     /// The exec of a plan for a cluster. With GROUP BY keys besides the window's bounds,
     /// the rows are stamped with their route and watermark before a shuffle on the route
-    /// (`ops/ptf/shuffle/`), which the cluster cuts a stage at; without, one task's
+    /// (`ops/routing/shuffle/`), which the cluster cuts a stage at; without, one task's
     /// processor reads every input partition, as on a local session.
     pub(crate) fn on_cluster(
         input: Arc<dyn ExecutionPlan>,

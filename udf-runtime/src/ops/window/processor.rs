@@ -17,8 +17,8 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{KeyedOperator, Rows};
-use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{Inbox, Router, RouterInput, Stamped};
+use crate::ops::routing::routed::Routed;
+use crate::ops::routing::router::{Inbox, Router, RouterInput, Stamped};
 use crate::streaming::event_time::EventTime;
 use crate::streaming::state::KeepKeys;
 

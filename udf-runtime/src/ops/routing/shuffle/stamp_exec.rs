@@ -23,8 +23,8 @@ use datafusion::physical_plan::{
 use futures::{StreamExt, stream};
 
 use super::{ADVANCE, END, MARK, ROUTE, ROW, SOURCE, WATERMARK, routes};
-use crate::ops::ptf::router::{key_hashes, processor_of};
-use crate::ops::ptf::source_watermark::SourceWatermark;
+use crate::ops::routing::router::{key_hashes, processor_of};
+use crate::ops::routing::source_watermark::SourceWatermark;
 use crate::streaming::event_time::EventTime;
 
 #[derive(Debug)]

@@ -9,8 +9,8 @@ use datafusion::arrow::datatypes::{Int8Type, Int64Type, Schema, SchemaRef, UInt3
 use datafusion::common::{Result, exec_err, internal_err};
 
 use super::{ADVANCE, END, ROW, STAMP_COLUMNS};
-use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::source_watermark::time_millis;
+use crate::ops::routing::routed::Routed;
+use crate::ops::routing::source_watermark::time_millis;
 use crate::streaming::event_time::EventTime;
 
 /// One table's stamped rows arriving at one processor.

@@ -14,8 +14,8 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::collect_partitioned;
 
 use super::{ROUTE, ShuffleStampExec, Unstamp, routes};
-use crate::ops::ptf::routed::Routed;
-use crate::ops::ptf::router::{key_hashes, processor_of};
+use crate::ops::routing::routed::Routed;
+use crate::ops::routing::router::{key_hashes, processor_of};
 use crate::streaming::event_time::{EventTime, WatermarkEmission};
 
 fn events(keys: &[&str], millis: &[i64]) -> RecordBatch {
