@@ -14,13 +14,13 @@ use std::cmp::Reverse;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::take;
 use datafusion::common::Result;
+use datafusion::logical_expr::EmitTo;
 use datafusion::physical_plan::aggregates::group_values::new_group_values;
 use datafusion::physical_plan::aggregates::order::GroupOrdering;
 
 use super::panes::{Pane, Window, WindowAggregation};
 use super::panes_on_disk::{MIN_GROUPS, PanesOnDisk, Shadowed};
 use crate::ops::updating_aggregate::calls::Call;
-use crate::ops::updating_aggregate::key_columns;
 use crate::ops::updating_aggregate::residency::keys_of_new_groups;
 
 impl PanesOnDisk {
@@ -101,7 +101,6 @@ impl WindowAggregation {
                 continue;
             };
             bytes += values.size() as u64;
-            let keys = key_columns(values)?;
             let calls = pane
                 .accumulators
                 .iter_mut()
@@ -113,7 +112,7 @@ impl WindowAggregation {
                 .sum::<u64>();
             saved.push(SavedPane {
                 window: (start, end),
-                keys,
+                keys: Vec::new(),
                 calls,
             });
         }
@@ -124,6 +123,16 @@ impl WindowAggregation {
         if resident <= disk.limit {
             // The groups are smaller than was guessed: they all fit.
             return Ok(());
+        }
+        // Each window hands out its keys; it gets back those that stay below (a key table
+        // cannot forget one key).
+        for pane_saved in &mut saved {
+            let (start, end) = pane_saved.window;
+            if let Some(pane) = self.panes.get_mut(&(end, start))
+                && let Some(values) = &mut pane.keys
+            {
+                pane_saved.keys = values.emit(EmitTo::All)?;
+            }
         }
         // The most recently used groups of all windows stay, the rest move out.
         let mut order: Vec<(u64, u32, u32)> = Vec::with_capacity(resident);
@@ -150,7 +159,16 @@ impl WindowAggregation {
             side[at as usize].push(group);
         }
         for ((pane_saved, mut stays), mut leaves) in saved.into_iter().zip(staying).zip(leaving) {
+            let (start, end) = pane_saved.window;
+            let Some(pane) = self.panes.get_mut(&(end, start)) else {
+                continue;
+            };
             if leaves.is_empty() {
+                // Every group stays, as it was numbered.
+                if let Some(values) = &mut pane.keys {
+                    *values = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
+                    values.intern(&pane_saved.keys, &mut Vec::with_capacity(pane.groups))?;
+                }
                 continue;
             }
             stays.sort_unstable();
@@ -169,10 +187,6 @@ impl WindowAggregation {
             )?;
             // Start the window over with the groups that stay (fresh keys are numbered in
             // order).
-            let (start, end) = pane_saved.window;
-            let Some(pane) = self.panes.get_mut(&(end, start)) else {
-                continue;
-            };
             let keys = picked(&pane_saved.keys, &stays)?;
             let calls = picked(&pane_saved.calls, &stays)?;
             let stay_count = stays.len();
