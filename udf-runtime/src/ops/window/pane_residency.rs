@@ -158,21 +158,12 @@ impl WindowAggregation {
             };
             side[at as usize].push(group);
         }
-        for ((pane_saved, mut stays), mut leaves) in saved.into_iter().zip(staying).zip(leaving) {
+        for ((mut pane_saved, mut stays), mut leaves) in saved.into_iter().zip(staying).zip(leaving)
+        {
             let (start, end) = pane_saved.window;
             let Some(pane) = self.panes.get_mut(&(end, start)) else {
                 continue;
             };
-            if leaves.is_empty() {
-                // Every group stays, as it was numbered.
-                if let Some(values) = &mut pane.keys {
-                    *values = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
-                    values.intern(&pane_saved.keys, &mut Vec::with_capacity(pane.groups))?;
-                }
-                continue;
-            }
-            stays.sort_unstable();
-            leaves.sort_unstable();
             let picked = |columns: &[ArrayRef], groups: &[u32]| -> Result<Vec<ArrayRef>> {
                 let groups = UInt32Array::from(groups.to_vec());
                 columns
@@ -180,22 +171,31 @@ impl WindowAggregation {
                     .map(|column| Ok(take(column, &groups, None)?))
                     .collect()
             };
+            stays.sort_unstable();
+            leaves.sort_unstable();
+            let moving = !leaves.is_empty();
+            // The window takes back the keys that stay, into a fresh table that numbers them
+            // in order: all of them, as they were numbered, when none leaves.
+            let keys = if moving {
+                picked(&pane_saved.keys, &stays)?
+            } else {
+                std::mem::take(&mut pane_saved.keys)
+            };
+            if let Some(values) = &mut pane.keys {
+                *values = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
+                values.intern(&keys, &mut Vec::with_capacity(stays.len()))?;
+            }
+            if !moving {
+                continue;
+            }
             disk.put(
                 pane_saved.window,
                 &picked(&pane_saved.keys, &leaves)?,
                 &picked(&pane_saved.calls, &leaves)?,
             )?;
-            // Start the window over with the groups that stay (fresh keys are numbered in
-            // order).
-            let keys = picked(&pane_saved.keys, &stays)?;
             let calls = picked(&pane_saved.calls, &stays)?;
             let stay_count = stays.len();
             let groups: Vec<usize> = (0..stay_count).collect();
-            if let Some(values) = &mut pane.keys {
-                *values = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
-                let mut numbered = Vec::with_capacity(stay_count);
-                values.intern(&keys, &mut numbered)?;
-            }
             pane.accumulators = self
                 .calls
                 .iter()
@@ -228,12 +228,12 @@ impl WindowAggregation {
     /// Emits the groups on disk of `window`, which fires, leaving out the `shadowed` ones
     /// (emitted from memory).
     pub(super) fn fire_on_disk(
-        &mut self,
+        &self,
         window: Window,
         shadowed: &Shadowed,
         fired: &mut Vec<RecordBatch>,
     ) -> Result<()> {
-        let Some(disk) = self.disk.take() else {
+        let Some(disk) = &self.disk else {
             return Ok(());
         };
         let mut accumulators = self
@@ -242,7 +242,7 @@ impl WindowAggregation {
             .map(Call::accumulators)
             .collect::<Result<Vec<_>>>()?;
         let mut numbered = Vec::new();
-        let emitted = disk.each_group(window, shadowed, |read| {
+        disk.each_group(window, shadowed, |read| {
             let count = read.count;
             numbered.clear();
             numbered.extend(0..count);
@@ -259,8 +259,6 @@ impl WindowAggregation {
                 accumulators.clear(&numbered);
             }
             Ok(())
-        });
-        self.disk = Some(disk);
-        emitted
+        })
     }
 }

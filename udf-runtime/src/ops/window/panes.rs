@@ -380,7 +380,7 @@ impl WindowAggregation {
 
     /// The pane of `window` (opened when it is not) and how many groups it had before;
     /// `groups` becomes the group of each of `count` rows with these keys in it.
-    pub(super) fn groups_of(
+    fn groups_of(
         &mut self,
         (start, end): Window,
         keys: &[ArrayRef],
@@ -517,18 +517,17 @@ impl WindowAggregation {
                 self.numbered.push(self.numbered.len());
             }
             let groups = &self.numbered[..pane.groups];
+            let keys = match &mut pane.keys {
+                Some(keys) => keys.emit(EmitTo::All)?,
+                None => Vec::new(),
+            };
+            // Groups on disk that are in memory too are emitted from memory only.
             let shadowed = match &self.disk {
-                Some(disk) if pane.on_disk => {
-                    let keys = match &mut pane.keys {
-                        Some(values) => key_columns(values)?,
-                        None => Vec::new(),
-                    };
-                    Some(disk.shadowed_in(&pane, &keys)?)
-                }
+                Some(disk) if pane.on_disk => Some(disk.shadowed_in(&pane, &keys)?),
                 _ => None,
             };
             if pane.groups > 0 {
-                fired.push(self.emit(start, end, &mut pane, groups)?);
+                fired.push(self.window_rows((start, end), keys, &mut pane.accumulators, groups)?);
             }
 
             // Its key table keeps its capacity and its accumulators their vectors for the
@@ -555,15 +554,6 @@ impl WindowAggregation {
             disk.fired_up_to(end)?;
         }
         Ok(fired)
-    }
-
-    /// The rows of a pane whose groups are `groups` (all of them, in order).
-    fn emit(&self, start: i64, end: i64, pane: &mut Pane, groups: &[usize]) -> Result<RecordBatch> {
-        let keys = match &mut pane.keys {
-            Some(keys) => keys.emit(EmitTo::All)?,
-            None => Vec::new(),
-        };
-        self.window_rows((start, end), keys, &mut pane.accumulators, groups)
     }
 
     /// The rows of window `(start, end)` for the groups of `keys` (a row each), whose

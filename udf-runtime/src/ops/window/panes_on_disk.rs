@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
-use datafusion::arrow::row::{RowConverter, SortField};
+use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::common::Result;
 
 use crate::ops::updating_aggregate::on_disk::{GroupsStore, OnDiskMetrics};
@@ -49,12 +49,27 @@ fn window_prefix((start, end): (i64, i64)) -> [u8; WINDOW_BYTES] {
     prefix
 }
 
-/// The store key of the group whose key in the row format is `group` in `window`.
-fn store_key(window: (i64, i64), group: &[u8]) -> Vec<u8> {
-    let mut key = Vec::with_capacity(WINDOW_BYTES + group.len());
-    key.extend_from_slice(&window_prefix(window));
-    key.extend_from_slice(group);
-    key
+/// The store keys of the groups of `window` whose keys in the row format are `rows`, laid
+/// end to end (one buffer for a batch's keys, not one each), with where each ends.
+fn store_keys(window: (i64, i64), rows: &Rows) -> (Vec<u8>, Vec<usize>) {
+    let prefix = window_prefix(window);
+    let mut bytes = Vec::with_capacity(rows.num_rows() * WINDOW_BYTES + rows.size());
+    let mut ends = Vec::with_capacity(rows.num_rows());
+    for row in rows.iter() {
+        bytes.extend_from_slice(&prefix);
+        bytes.extend_from_slice(row.data());
+        ends.push(bytes.len());
+    }
+    (bytes, ends)
+}
+
+/// The keys of `store_keys`, in order.
+fn each_key<'a>(bytes: &'a [u8], ends: &'a [usize]) -> impl Iterator<Item = &'a [u8]> {
+    ends.iter().scan(0, move |start, &end| {
+        let key = &bytes[*start..end];
+        *start = end;
+        Some(key)
+    })
 }
 
 /// Groups of a window on disk, read: how many, their key columns and each call's saved
@@ -129,11 +144,8 @@ impl PanesOnDisk {
             return Ok(None);
         };
         let rows = self.keys.convert_columns(keys)?;
-        let store_keys: Vec<Vec<u8>> = rows
-            .iter()
-            .map(|row| store_key(window, row.data()))
-            .collect();
-        let keys: Vec<&[u8]> = store_keys.iter().map(Vec::as_slice).collect();
+        let (bytes, ends) = store_keys(window, &rows);
+        let keys: Vec<&[u8]> = each_key(&bytes, &ends).collect();
         let read = self.reads.read_values(&self.store, &keys, values)?;
         if let Some((found, _)) = &read {
             self.metrics.moved_in.add(found.len());
@@ -160,17 +172,17 @@ impl PanesOnDisk {
         };
         let rows = self.keys.convert_columns(keys)?;
         let entries = values.convert_columns(saved)?;
-        let mut writes: Vec<(Vec<u8>, &[u8])> = rows
-            .iter()
+        let (bytes, ends) = store_keys(window, &rows);
+        let mut writes: Vec<(&[u8], &[u8])> = each_key(&bytes, &ends)
             .zip(entries.iter())
-            .map(|(row, entry)| (store_key(window, row.data()), entry.data()))
+            .map(|(key, entry)| (key, entry.data()))
             .collect();
         self.metrics.moved_out.add(writes.len());
         if writes.len() >= INGEST_AT {
             // Keys are distinct (one per group); ingesting takes them in order.
-            writes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            writes.sort_unstable_by(|a, b| a.0.cmp(b.0));
             self.store
-                .ingest(writes.iter().map(|(key, entry)| (&key[..], Some(*entry))))
+                .ingest(writes.iter().map(|&(key, entry)| (key, Some(entry))))
         } else {
             writes
                 .iter()

@@ -1,6 +1,6 @@
-//! The disk store of one run of a PTF, an updating GROUP BY or a window aggregate: a fjall database in the run's
-//! directory, and a keyspace per processor (processors never share keys, so they never
-//! contend for one tree).
+//! The disk store of one run of a PTF, an updating GROUP BY or a window aggregate: a fjall
+//! database in the run's directory, and a keyspace per processor (processors never share
+//! keys, so they never contend for one tree).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -128,7 +128,7 @@ impl DiskStore {
     /// out of memory. A new group is looked for before it is created, and finds nothing:
     /// bloom filters answer.
     pub fn groups(&self, processor: usize) -> Result<ProcessorStore> {
-        let name = format!("g{processor}");
+        let name = format!("{GROUPS}{processor}");
         let mut store = self.keyspace(&name, false)?;
         store.dead = Some(self.dead.of(&name));
         Ok(store)
@@ -167,6 +167,9 @@ impl DiskStore {
     }
 }
 
+/// How the names of the keyspaces of groups begin (`DiskStore::groups`).
+const GROUPS: &str = "g";
+
 fn open_database(
     owner: &Owner,
     ttl: &TtlTable,
@@ -176,9 +179,9 @@ fn open_database(
     let path = &owner.path;
     let factory: Option<Arc<dyn Factory>> = ttl.any().then(|| Arc::new(ttl.clone()) as _);
     let dead = dead.clone();
-    // Keyspaces of groups (`g…`) drop dead entries; the others, expired ones.
+    // Keyspaces of groups drop dead entries; the others, expired ones.
     let filters = move |keyspace: &str| -> Option<Arc<dyn Factory>> {
-        if keyspace.starts_with('g') {
+        if keyspace.starts_with(GROUPS) {
             Some(Arc::new(DeadBelowFilters(dead.of(keyspace))))
         } else {
             factory.clone()
