@@ -111,20 +111,28 @@ pub fn retractions(column: &ArrayRef, what: &str) -> Result<Vec<bool>> {
 /// A row-kind column of the given kinds (every short form is two bytes: the offsets are
 /// known without looking at the values).
 pub fn kinds_array(kinds: &[RowKind]) -> ArrayRef {
-    let values: Vec<u8> = kinds
+    // Each short form as the two bytes of one `u16` in memory order: one store per row.
+    let values: Vec<u16> = kinds
         .iter()
-        .flat_map(|kind| match kind {
-            RowKind::Insert => *b"+I",
-            RowKind::UpdateBefore => *b"-U",
-            RowKind::UpdateAfter => *b"+U",
-            RowKind::Delete => *b"-D",
+        .map(|kind| {
+            u16::from_ne_bytes(match kind {
+                RowKind::Insert => *b"+I",
+                RowKind::UpdateBefore => *b"-U",
+                RowKind::UpdateAfter => *b"+U",
+                RowKind::Delete => *b"-D",
+            })
         })
         .collect();
-    Arc::new(StringArray::new(
-        two_byte_offsets(kinds.len()),
-        Buffer::from_vec(values),
-        None,
-    ))
+    // SAFETY: every string is two ASCII bytes and the offsets are 0, 2, 4, ..: each slice
+    // is valid UTF-8 (checking it took a few percent of an updating GROUP BY's time).
+    let kinds = unsafe {
+        StringArray::new_unchecked(
+            two_byte_offsets(kinds.len()),
+            Buffer::from_vec(values),
+            None,
+        )
+    };
+    Arc::new(kinds)
 }
 
 /// The offsets `0, 2, 4, ..` of `len` two-byte strings: a slice of one shared buffer for
