@@ -6,6 +6,7 @@ mod errors;
 mod local_time;
 mod on_disk;
 mod over;
+mod sessions;
 mod streaming;
 
 use std::time::Duration;

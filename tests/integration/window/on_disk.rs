@@ -78,7 +78,7 @@ fn session_over(
 }
 
 /// The rows as text, sorted (groups of a window come in any order).
-async fn sorted(session: &Session, sql: &str) -> Vec<String> {
+pub(super) async fn sorted(session: &Session, sql: &str) -> Vec<String> {
     let mut rows: Vec<String> = support::rows(session, sql)
         .await
         .iter()

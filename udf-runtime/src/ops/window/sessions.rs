@@ -7,6 +7,10 @@
 //!
 //! Rows are folded into their sessions in runs, flushed before a merge or a firing needs
 //! the accumulators up to date.
+//!
+//! Keys are numbered as they come; after a batch, once the numbered keys outnumber twice the
+//! open sessions (and a few thousand), those without an open session are forgotten and the
+//! others numbered anew — over a stream of ever-new keys the table would grow without bound.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -17,9 +21,10 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::row::{OwnedRow, RowConverter, SortField};
-use datafusion::common::Result;
+use datafusion::common::{Result, internal_err};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::GroupValues;
+use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
+use datafusion::physical_plan::aggregates::order::GroupOrdering;
 use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
@@ -29,6 +34,9 @@ use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_ids, key_schema};
 use crate::streaming::local_time::LocalTime;
 use crate::streaming::state::KeepKeys;
+
+/// Keys are forgotten once they outnumber twice the open sessions and this many.
+const KEYS_SLACK: usize = 4096;
 
 /// An open session: `[start, end)` and its accumulators' slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +51,8 @@ pub(super) struct SessionAggregation {
     keys: Vec<Arc<dyn PhysicalExpr>>,
     /// Key numbers; `None` without keys (one key).
     key_ids: Option<Box<dyn GroupValues>>,
+    /// The key columns' types, for a fresh key table.
+    key_schema: SchemaRef,
     /// Each key's value, to emit it (Arrow's row format).
     key_values: Vec<OwnedRow>,
     key_rows: Option<RowConverter>,
@@ -87,6 +97,7 @@ impl SessionAggregation {
         let key_ids = key_ids(&keys, input)?;
         Ok(SessionAggregation {
             gap,
+            key_schema: key_schema(&keys, input)?,
             keys,
             key_ids,
             key_values: Vec::new(),
@@ -193,7 +204,49 @@ impl SessionAggregation {
         if let Some(watermark) = self.clock.watermark() {
             closed.extend(self.close(watermark)?);
         }
+        // After the batch: its rows' key numbers (`key_ids`) are spent.
+        if self.key_values.len() > (2 * self.by_end.len()).max(KEYS_SLACK) {
+            self.forget_idle_keys()?;
+        }
         Ok(closed)
+    }
+
+    /// Forgets the keys without an open session and numbers the others anew, in the order
+    /// they had.
+    fn forget_idle_keys(&mut self) -> Result<()> {
+        let (Some(ids), Some(converter)) = (&mut self.key_ids, &self.key_rows) else {
+            return Ok(());
+        };
+        let kept: Vec<usize> = (0..self.sessions.len())
+            .filter(|&key| !self.sessions[key].is_empty())
+            .collect();
+        let columns = converter.convert_rows(kept.iter().map(|&key| self.key_values[key].row()))?;
+        let mut fresh = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
+        let mut numbered = Vec::with_capacity(kept.len());
+        fresh.intern(&columns, &mut numbered)?;
+        if numbered
+            .iter()
+            .enumerate()
+            .any(|(at, &number)| at != number)
+        {
+            return internal_err!("the session window's open keys were numbered out of order");
+        }
+        *ids = fresh;
+        self.key_values = kept
+            .iter()
+            .map(|&key| self.key_values[key].clone())
+            .collect();
+        self.sessions = kept
+            .iter()
+            .map(|&key| std::mem::take(&mut self.sessions[key]))
+            .collect();
+        self.by_end = self
+            .sessions
+            .iter()
+            .enumerate()
+            .flat_map(|(key, sessions)| sessions.iter().map(move |s| (s.end, key, s.start)))
+            .collect();
+        Ok(())
     }
 
     /// `source` ended (its watermark is +∞); the rows of the sessions that closed.
