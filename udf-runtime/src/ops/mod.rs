@@ -2,9 +2,11 @@
 //! exec, SQL binding and DataFrame method: lateral table-function joins, table aggregates,
 //! process table functions, the updating GROUP BY over streams and changelogs, windows, and OVER windows over streams.
 //! `routing/` routes rows to the processors of the keyed ones with their watermarks;
-//! `indices.rs` lends reused buffers to Arrow's `take`.
+//! `indices.rs` lends reused buffers to Arrow's `take`; `integer_keys.rs` is the key table of
+//! their GROUP BY on one small integer key.
 
 pub(crate) mod indices;
+pub(crate) mod integer_keys;
 pub mod lateral;
 pub mod over;
 pub mod ptf;

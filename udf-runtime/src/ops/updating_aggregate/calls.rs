@@ -11,14 +11,14 @@ use datafusion::arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use datafusion::common::{Result, exec_datafusion_err, exec_err};
 use datafusion::logical_expr::AggregateUDFImpl;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 
 use super::aggregator::Aggregator;
 use super::builtins;
 use super::distinct::Distinct;
 use crate::functions::aggregate::folder::{Fold, Folder};
 use crate::functions::aggregate::udf::AggregateUdf;
+use crate::ops::integer_keys::key_table;
 
 /// What computes a call.
 #[derive(Clone, Debug)]
@@ -158,7 +158,8 @@ pub(crate) fn key_schema(keys: &[Arc<dyn PhysicalExpr>], input: &Schema) -> Resu
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// A table numbering the distinct values of `keys` (DataFusion's `GroupValues`); `None`
+/// A table numbering the distinct values of `keys` (a `GroupValues`: `integer_keys.rs`'s for
+/// one integer key, DataFusion's otherwise); `None`
 /// without keys, where every row is in one group.
 pub(crate) fn key_ids(
     keys: &[Arc<dyn PhysicalExpr>],
@@ -167,10 +168,7 @@ pub(crate) fn key_ids(
     if keys.is_empty() {
         return Ok(None);
     }
-    Ok(Some(new_group_values(
-        key_schema(keys, input)?,
-        &GroupOrdering::None,
-    )?))
+    Ok(Some(key_table(key_schema(keys, input)?)?))
 }
 
 impl Aggregator for Folder {

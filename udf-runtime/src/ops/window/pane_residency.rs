@@ -182,6 +182,9 @@ impl WindowAggregation {
                 std::mem::take(&mut pane_saved.keys)
             };
             if let Some(values) = &mut pane.keys {
+                // What stays is a scattered few of the keys (the most recently used):
+                // DataFusion's hash table, not the vector of small integer keys, which would
+                // grow over their range only to hand them over.
                 *values = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
                 values.intern(&keys, &mut Vec::with_capacity(stays.len()))?;
             }

@@ -19,8 +19,7 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::Result;
 use datafusion::logical_expr::EmitTo;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
@@ -29,6 +28,7 @@ use super::panes_on_disk::PanesOnDisk;
 use super::snapshot::{self, OpenWindows};
 use super::spec::WindowKind;
 use crate::ops::indices::{lend, reclaim};
+use crate::ops::integer_keys::key_table;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_schema};
 use crate::ops::updating_aggregate::key_columns;
@@ -396,10 +396,7 @@ impl WindowAggregation {
                         keys: if self.keys.is_empty() {
                             None
                         } else {
-                            Some(new_group_values(
-                                self.key_schema.clone(),
-                                &GroupOrdering::None,
-                            )?)
+                            Some(key_table(self.key_schema.clone())?)
                         },
                         accumulators: self
                             .calls

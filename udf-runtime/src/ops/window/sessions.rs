@@ -23,13 +23,13 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::row::{OwnedRow, RowConverter, SortField};
 use datafusion::common::{Result, internal_err};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::group_values::{GroupValues, new_group_values};
-use datafusion::physical_plan::aggregates::order::GroupOrdering;
+use datafusion::physical_plan::aggregates::group_values::GroupValues;
 use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
 use super::snapshot::{self, OpenWindows};
+use crate::ops::integer_keys::key_table;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_ids, key_schema};
 use crate::streaming::local_time::LocalTime;
@@ -221,7 +221,7 @@ impl SessionAggregation {
             .filter(|&key| !self.sessions[key].is_empty())
             .collect();
         let columns = converter.convert_rows(kept.iter().map(|&key| self.key_values[key].row()))?;
-        let mut fresh = new_group_values(self.key_schema.clone(), &GroupOrdering::None)?;
+        let mut fresh = key_table(self.key_schema.clone())?;
         let mut numbered = Vec::with_capacity(kept.len());
         fresh.intern(&columns, &mut numbered)?;
         if numbered
