@@ -55,7 +55,7 @@ pub(crate) fn key_table(schema: SchemaRef) -> Result<Box<dyn GroupValues>> {
 }
 
 /// An integer key as an index, when it is one.
-pub(crate) trait IndexKey: Copy + Default + Send + Sync + 'static {
+trait IndexKey: Copy + Default + Send + Sync + 'static {
     fn index(self) -> Option<usize>;
 }
 
@@ -72,7 +72,7 @@ macro_rules! index_key {
 
 index_key!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-pub(crate) struct DenseKeys<T: ArrowPrimitiveType> {
+struct DenseKeys<T: ArrowPrimitiveType> {
     schema: SchemaRef,
     /// Once a batch did not fit the vector: DataFusion's table, which has every group.
     hashed: Option<Box<dyn GroupValues>>,

@@ -31,7 +31,7 @@ use super::clock::WindowClock;
 use super::snapshot::{self, OpenWindows};
 use crate::ops::integer_keys::key_table;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
-use crate::ops::updating_aggregate::calls::{Call, key_ids, key_schema};
+use crate::ops::updating_aggregate::calls::{Call, key_schema};
 use crate::streaming::local_time::LocalTime;
 use crate::streaming::state::KeepKeys;
 
@@ -84,20 +84,23 @@ impl SessionAggregation {
         late: Count,
         local: Option<LocalTime>,
     ) -> Result<Self> {
-        let key_rows = if keys.is_empty() {
-            None
+        let key_schema = key_schema(&keys, input)?;
+        let (key_ids, key_rows) = if keys.is_empty() {
+            (None, None)
         } else {
-            let sorts = key_schema(&keys, input)?
+            let sorts = key_schema
                 .fields()
                 .iter()
                 .map(|f| SortField::new(f.data_type().clone()))
                 .collect();
-            Some(RowConverter::new(sorts)?)
+            (
+                Some(key_table(key_schema.clone())?),
+                Some(RowConverter::new(sorts)?),
+            )
         };
-        let key_ids = key_ids(&keys, input)?;
         Ok(SessionAggregation {
             gap,
-            key_schema: key_schema(&keys, input)?,
+            key_schema,
             keys,
             key_ids,
             key_values: Vec::new(),
@@ -217,12 +220,15 @@ impl SessionAggregation {
         let (Some(ids), Some(converter)) = (&mut self.key_ids, &self.key_rows) else {
             return Ok(());
         };
-        let kept: Vec<usize> = (0..self.sessions.len())
-            .filter(|&key| !self.sessions[key].is_empty())
-            .collect();
-        let columns = converter.convert_rows(kept.iter().map(|&key| self.key_values[key].row()))?;
+        let (values, sessions): (Vec<OwnedRow>, Vec<Vec<Session>>) =
+            std::mem::take(&mut self.key_values)
+                .into_iter()
+                .zip(std::mem::take(&mut self.sessions))
+                .filter(|(_, sessions)| !sessions.is_empty())
+                .unzip();
+        let columns = converter.convert_rows(values.iter().map(|value| value.row()))?;
         let mut fresh = key_table(self.key_schema.clone())?;
-        let mut numbered = Vec::with_capacity(kept.len());
+        let mut numbered = Vec::with_capacity(values.len());
         fresh.intern(&columns, &mut numbered)?;
         if numbered
             .iter()
@@ -232,20 +238,13 @@ impl SessionAggregation {
             return internal_err!("the session window's open keys were numbered out of order");
         }
         *ids = fresh;
-        self.key_values = kept
-            .iter()
-            .map(|&key| self.key_values[key].clone())
-            .collect();
-        self.sessions = kept
-            .iter()
-            .map(|&key| std::mem::take(&mut self.sessions[key]))
-            .collect();
-        self.by_end = self
-            .sessions
+        self.key_values = values;
+        self.by_end = sessions
             .iter()
             .enumerate()
             .flat_map(|(key, sessions)| sessions.iter().map(move |s| (s.end, key, s.start)))
             .collect();
+        self.sessions = sessions;
         Ok(())
     }
 
