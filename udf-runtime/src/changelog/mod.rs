@@ -165,6 +165,8 @@ mod tests {
     fn a_kinds_column_reads_back_as_the_kinds_it_was_made_of() {
         let kinds: Vec<RowKind> = ALL.iter().cycle().take(11).copied().collect();
         let column = kinds_array(&kinds);
+        // Built without checking: a full check finds it valid UTF-8 at every offset.
+        column.to_data().validate_full().unwrap();
         assert_eq!(super::kinds(&column, "a test").unwrap(), kinds);
         let shorts: Vec<&str> = column.as_string::<i32>().iter().flatten().collect();
         let expected: Vec<&str> = kinds.iter().map(|k| k.short()).collect();
