@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use udf_runtime::Session;
+use udf_runtime::datafusion::arrow::record_batch::RecordBatch;
 use udf_runtime::datafusion::config::TableParquetOptions;
 use udf_runtime::datafusion::dataframe::DataFrameWriteOptions;
 use udf_runtime::datafusion::error::Result;
@@ -44,8 +45,13 @@ impl SrcFiles {
             // A file per partition, written from that partition alone so its rows keep
             // their order (a directory write deals batches to its files as they come).
             let local = Session::with_config(SessionConfig::new().with_target_partitions(1));
-            let (_, parts) = crate::source::partitioned(rows, partitions)?;
-            for (index, part) in parts.into_iter().enumerate() {
+            let (schema, parts) = crate::source::partitioned(rows, partitions)?;
+            for (index, mut part) in parts.into_iter().enumerate() {
+                // A partition without rows (fewer batches than partitions) is still a file
+                // with `src`'s columns: without a batch it would have none.
+                if part.is_empty() {
+                    part.push(RecordBatch::new_empty(schema.clone()));
+                }
                 let file = src.join(format!("part-{index}.parquet"));
                 local
                     .context()

@@ -13,6 +13,7 @@ use udf_runtime::ballista::{ExecutorOptions, Scheduler, SchedulerOptions, run_ex
 use udf_runtime::datafusion::dataframe::DataFrameWriteOptions;
 use udf_runtime::datafusion::error::Result;
 use udf_runtime::datafusion::logical_expr::Partitioning;
+use udf_runtime::datafusion::physical_plan::displayable;
 use udf_runtime::datafusion::prelude::{ParquetReadOptions, SessionConfig};
 
 use crate::conformance;
@@ -263,6 +264,34 @@ async fn client(scheduler_port: u16) {
         assert!(!expected.is_empty(), "{sql} gives no rows locally");
         assert_eq!(rows(&cluster, sql).await, expected, "{sql}");
     }
+    // Without ORDER BY the result lies in a partition per input of the union on the
+    // executors, all read at once by the client's exec: the same rows as locally, in some
+    // order.
+    let spread = Session::remote_with_config(
+        &format!("df://localhost:{scheduler_port}"),
+        SessionConfig::new().with_target_partitions(3),
+    )
+    .unwrap();
+    functions(&spread).unwrap();
+    udf_examples::register_orders(&spread).await.unwrap();
+    let sql = "SELECT order_id, string_hash(customer, 'c') AS h FROM orders \
+               UNION ALL SELECT order_id + 1000, string_hash(product, 'p') FROM orders";
+    let client_plan = spread
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = displayable(client_plan.as_ref()).indent(true).to_string();
+    assert!(shown.contains("ClusterQueryExec"), "{shown}");
+    let sorted = |mut rows: Vec<Vec<Value>>| {
+        rows.sort_by_key(|row| format!("{row:?}"));
+        rows
+    };
+    let expected = sorted(rows(&local, sql).await);
+    assert!(expected.len() > 1, "{sql} gives rows locally");
+    assert_eq!(sorted(rows(&spread, sql).await), expected, "{sql}");
     // EXPLAIN shows the stages, with the keyed PTF's shuffle.
     let plan = crate::support::explain(
         &cluster,

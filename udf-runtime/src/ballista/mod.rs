@@ -20,6 +20,7 @@
 //! fed tables, anything under checkpoints) fails the query when it is sent, naming it.
 
 mod client;
+mod cluster_query;
 mod codec;
 mod executor;
 mod flags;

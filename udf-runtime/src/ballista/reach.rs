@@ -1,13 +1,16 @@
-//! A client's queries that cannot reach the scheduler fail saying so. Ballista reports the
-//! transport's error as its debug text, so the client's planner wraps each plan in an exec
+//! The client's planner: Ballista's, with the plans it sends to the cluster run by
+//! [`ClusterQueryExec`]. A client's queries that cannot reach the scheduler fail saying so:
+//! the transport's error comes as its debug text, so the planner wraps each plan in an exec
 //! that, when the query fails, tries the scheduler's address itself: if nothing accepts a
 //! connection there, the error names the address.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use ballista_core::execution_plans::DistributedQueryExec;
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, internal_err};
@@ -17,7 +20,10 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use datafusion_proto::protobuf::LogicalPlanNode;
 use futures::{StreamExt, TryStreamExt};
+
+use super::cluster_query::ClusterQueryExec;
 
 /// Ballista's client planner, with each plan wrapped in [`ReachingExec`].
 #[derive(Debug)]
@@ -37,6 +43,18 @@ impl QueryPlanner for ReachingPlanner {
             .inner
             .create_physical_plan(logical_plan, session_state)
             .await?;
+        // Ballista's planner runs some plans here (EXPLAIN ANALYZE's wrapper, the information
+        // schema); the rest go to the cluster, through this project's client exec.
+        let plan = if (plan.as_ref() as &dyn Any).is::<DistributedQueryExec<LogicalPlanNode>>() {
+            Arc::new(ClusterQueryExec::new(
+                logical_plan.clone(),
+                session_state.config(),
+                self.scheduler.clone(),
+                session_state.session_id().to_owned(),
+            ))
+        } else {
+            plan
+        };
         Ok(Arc::new(ReachingExec {
             input: plan,
             scheduler: self.scheduler.clone(),
