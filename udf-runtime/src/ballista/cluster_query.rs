@@ -342,3 +342,27 @@ fn host_port(address: &str) -> Result<(String, u16)> {
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::host_port;
+
+    #[test]
+    fn a_proxy_address_is_a_host_and_a_port() {
+        assert_eq!(
+            host_port("http://proxy.local:50051").unwrap(),
+            ("proxy.local".to_owned(), 50051)
+        );
+        assert_eq!(
+            host_port("http://localhost:50050/").unwrap(),
+            ("localhost".to_owned(), 50050)
+        );
+        for address in ["http://proxy.local", "http://:50051", "http://host:port"] {
+            let error = host_port(address).unwrap_err().to_string();
+            assert!(
+                error.contains(&format!("`{address}` is not a host and port")),
+                "{address}: {error}"
+            );
+        }
+    }
+}
