@@ -195,17 +195,34 @@ async fn a_group_by_of_two_keys_goes_on_after_periodic_checkpoints() {
     checkpoint_every(&session, "20 ms", &dir);
     let uid = uid_of(&session, TWO_KEYS, "UpdatingAggregateExec").await;
     let drained = running(&session, TWO_KEYS).await;
-    // Slowly enough that checkpoints are taken between batches (bounded: 10 s).
+    // Paced by the checkpoints themselves, not by the clock: after each fifth of the slices
+    // the feed waits until one more checkpoint has completed, so at least four are taken
+    // between rows however loaded the machine is (bounded: 10 s).
+    let completed = || {
+        session
+            .checkpoint_stats(&uid)
+            .map_or(0, |stats| stats.completed)
+    };
+    let starts: Vec<usize> = (0..rows).step_by(40).collect();
+    let fifth = (starts.len() / 5).max(1);
     let started = std::time::Instant::now();
-    for start in (0..rows).step_by(40) {
+    for (slice, &start) in starts.iter().enumerate() {
         send(&feed, &input, start..(start + 40).min(rows), 20).await;
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        if (slice + 1) % fifth == 0 && slice + 1 < starts.len() {
+            let goal = completed() + 1;
+            while completed() < goal {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(10),
+                    "no checkpoint completed in 10 s"
+                );
+            }
+        }
     }
     feed.close();
     let output = drained.await.unwrap();
     let stats = session.checkpoint_stats(&uid).unwrap();
-    assert!(stats.completed >= 3, "{stats:?}");
+    assert!(stats.completed >= 4, "{stats:?}");
     assert_eq!(stats.failed, 0, "{stats:?}");
     assert_eq!(by_group(&output), expected);
     let _ = std::fs::remove_dir_all(&dir);

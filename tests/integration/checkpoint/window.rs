@@ -152,17 +152,32 @@ async fn a_window_aggregate_of_two_keys_goes_on_after_periodic_checkpoints() {
     checkpoint_every(&session, "20 ms", &dir);
     let uid = uid_of(&session, TWO_KEYS, "WindowAggregateExec").await;
     let drained = running(&session, TWO_KEYS).await;
-    // Slowly enough that checkpoints are taken between batches (bounded: 10 s).
+    // Paced by the checkpoints themselves, not by the clock: after each fifth of the input
+    // the feed waits until one more checkpoint has completed, so at least four are taken
+    // between rows however loaded the machine is (bounded: 10 s).
+    let completed = || {
+        session
+            .checkpoint_stats(&uid)
+            .map_or(0, |stats| stats.completed)
+    };
     let started = std::time::Instant::now();
     for start in (0..ROWS).step_by(100) {
         send(&feed, &input, start..start + 100, 50).await;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(started.elapsed() < Duration::from_secs(10));
+        if (start + 100) % (ROWS / 5) == 0 && start + 100 < ROWS {
+            let goal = completed() + 1;
+            while completed() < goal {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                assert!(
+                    started.elapsed() < Duration::from_secs(10),
+                    "no checkpoint completed in 10 s"
+                );
+            }
+        }
     }
     feed.close();
     let output = drained.await.unwrap();
     let stats = session.checkpoint_stats(&uid).unwrap();
-    assert!(stats.completed >= 3, "{stats:?}");
+    assert!(stats.completed >= 4, "{stats:?}");
     assert_eq!(sorted_rows(&output), expected);
     let _ = std::fs::remove_dir_all(&dir);
 }
