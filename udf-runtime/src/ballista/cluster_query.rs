@@ -15,8 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ballista_core::BALLISTA_VERSION;
 use ballista_core::client::BallistaClient;
-use ballista_core::config::BallistaConfig;
-use ballista_core::extension::SessionConfigExt;
+use ballista_core::extension::{BallistaConfigGrpcEndpoint, SessionConfigExt};
 use ballista_core::serde::protobuf::execute_query_params::Query;
 use ballista_core::serde::protobuf::get_job_status_result::FlightProxy;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
@@ -270,63 +269,76 @@ fn fetch_all(
     locations: Vec<PartitionLocation>,
     proxy: Option<FlightProxy>,
 ) -> impl futures::Stream<Item = Result<RecordBatch>> + use<> {
-    let ballista = config.ballista_config();
+    // Worked out once for the query, shared by its partitions' fetches.
+    let reader = Arc::new(ResultReader {
+        scheduler: scheduler.to_owned(),
+        grpc: GrpcClientConfig::from(&config.ballista_config()),
+        use_tls: config.ballista_use_tls(),
+        endpoint: config.ballista_override_create_grpc_client_endpoint(),
+        proxy,
+    });
     let partitions = locations.into_iter().map(|location| {
-        let fetch = fetch(
-            scheduler.to_owned(),
-            config.clone(),
-            ballista.clone(),
-            location,
-            proxy.clone(),
-        );
+        let fetch = Arc::clone(&reader).fetch(location);
         stream::once(fetch).try_flatten().boxed()
     });
     stream::select_all(partitions)
 }
 
-/// One result partition's rows, its file's bytes as they lie on the executor.
-async fn fetch(
+/// How this client reaches the executors (or the proxy the scheduler names) for results.
+struct ResultReader {
+    /// `http://host:port`
     scheduler: String,
-    config: SessionConfig,
-    ballista: BallistaConfig,
-    location: PartitionLocation,
+    grpc: GrpcClientConfig,
+    use_tls: bool,
+    endpoint: Option<Arc<BallistaConfigGrpcEndpoint>>,
     proxy: Option<FlightProxy>,
-) -> Result<SendableRecordBatchStream> {
-    let layout = location.layout();
-    let (Some(executor), Some(partition)) = (location.executor_meta, location.partition_id) else {
-        return internal_err!("the scheduler named a result partition without its place");
-    };
-    let (host, port) = match &proxy {
-        Some(FlightProxy::External(address)) => host_port(&format!("http://{address}"))?,
-        Some(FlightProxy::Local(true)) => host_port(&scheduler)?,
-        Some(FlightProxy::Local(false)) | None => (executor.host.clone(), executor.port as u16),
-    };
-    let grpc = GrpcClientConfig::from(&ballista);
-    let mut client = BallistaClient::try_new(
-        &host,
-        port,
-        grpc.max_message_size,
-        config.ballista_use_tls(),
-        config.ballista_override_create_grpc_client_endpoint(),
-        grpc.io_retries_times,
-        grpc.io_retry_wait_time_ms,
-        grpc.initial_connection_window_size,
-        grpc.initial_stream_window_size,
-    )
-    .await
-    .map_err(|e| exec_datafusion_err!("reaching executor {} at {host}:{port}: {e}", executor.id))?;
-    client
-        .fetch_partition_proxied(
-            &executor.id,
-            &partition.into(),
-            location.file_id,
-            layout,
-            &executor.host,
-            executor.port as u16,
-            false,
+}
+
+impl ResultReader {
+    /// One result partition's rows, its file's bytes as they lie on the executor.
+    async fn fetch(
+        self: Arc<Self>,
+        location: PartitionLocation,
+    ) -> Result<SendableRecordBatchStream> {
+        let layout = location.layout();
+        let (Some(executor), Some(partition)) = (location.executor_meta, location.partition_id)
+        else {
+            return internal_err!("the scheduler named a result partition without its place");
+        };
+        let (host, port) = match &self.proxy {
+            Some(FlightProxy::External(address)) => host_port(&format!("http://{address}"))?,
+            Some(FlightProxy::Local(true)) => host_port(&self.scheduler)?,
+            Some(FlightProxy::Local(false)) | None => (executor.host.clone(), executor.port as u16),
+        };
+        let grpc = &self.grpc;
+        let mut client = BallistaClient::try_new(
+            &host,
+            port,
+            grpc.max_message_size,
+            self.use_tls,
+            self.endpoint.clone(),
+            grpc.io_retries_times,
+            grpc.io_retry_wait_time_ms,
+            grpc.initial_connection_window_size,
+            grpc.initial_stream_window_size,
         )
         .await
-        .map_err(|e| e.into_datafusion())
+        .map_err(|e| {
+            exec_datafusion_err!("reaching executor {} at {host}:{port}: {e}", executor.id)
+        })?;
+        client
+            .fetch_partition_proxied(
+                &executor.id,
+                &partition.into(),
+                location.file_id,
+                layout,
+                &executor.host,
+                executor.port as u16,
+                false,
+            )
+            .await
+            .map_err(|e| e.into_datafusion())
+    }
 }
 
 fn host_port(address: &str) -> Result<(String, u16)> {
