@@ -324,6 +324,25 @@ pub fn metric(plan: &str, name: &str) -> f64 {
     number.parse::<f64>().expect("a number") * scale
 }
 
+/// `groups_moved_out` and `groups_moved_in` of a run of `sql` on the disk backend (from
+/// EXPLAIN ANALYZE, which runs it), and the plan's text for messages.
+pub async fn groups_moved(session: &Session, sql: &str) -> (f64, f64, String) {
+    let plan = rows(session, &format!("EXPLAIN ANALYZE {sql}")).await;
+    let text = plan[0][1].to_string();
+    (
+        metric(&text, "groups_moved_out"),
+        metric(&text, "groups_moved_in"),
+        text,
+    )
+}
+
+/// What runs left in the disk backend's `root`: nothing, as each run's store goes with it.
+pub fn left_in(root: &std::path::Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(root)
+        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default()
+}
+
 /// This test binary again, running only `test` with `envs` set (how a test starts a child
 /// process: the test sees the variables and plays the child's part); its stdout lines.
 pub fn spawn_test(

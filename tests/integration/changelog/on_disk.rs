@@ -10,7 +10,7 @@ use udf_runtime::datafusion::datasource::MemTable;
 use udf_runtime::{Session, changelog};
 
 use super::{rows_as_text, schema};
-use crate::support::{self, metric};
+use crate::support;
 
 /// Every built-in the updating GROUP BY has, DISTINCT among them.
 const QUERY: &str = "SELECT k, COUNT(*) AS n, SUM(v) AS s, AVG(v) AS m, MIN(v) AS lo, \
@@ -131,17 +131,10 @@ async fn groups_beyond_the_budget_move_to_disk_and_back_with_the_same_changelog(
             );
         }
 
-        let plan = support::rows(&on_disk_session, &format!("EXPLAIN ANALYZE {QUERY}")).await;
-        let text = plan[0][1].to_string();
-        let (out, back) = (
-            metric(&text, "groups_moved_out"),
-            metric(&text, "groups_moved_in"),
-        );
+        let (out, back, text) = support::groups_moved(&on_disk_session, QUERY).await;
         assert!(out >= 2_000.0, "{text}");
         assert!(back >= 500.0 && back <= out, "{text}");
-        let left: Vec<_> = std::fs::read_dir(&root)
-            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
-            .unwrap_or_default();
+        let left = support::left_in(&root);
         assert!(left.is_empty(), "each run's store goes with it: {left:?}");
         let _ = std::fs::remove_dir_all(&root);
     }
@@ -153,9 +146,8 @@ async fn groups_within_the_budget_stay_in_memory() {
     let batches = many_changes(300, 3_000, 500);
     let root = scratch("within");
     let session = session_over(&batches, 1, Some((&root, "16 mb")));
-    let plan = support::rows(&session, &format!("EXPLAIN ANALYZE {QUERY}")).await;
-    let text = plan[0][1].to_string();
-    assert_eq!(metric(&text, "groups_moved_out"), 0.0, "{text}");
+    let (out, _, text) = support::groups_moved(&session, QUERY).await;
+    assert_eq!(out, 0.0, "{text}");
     let in_memory = changelog_of(&session_over(&batches, 1, None)).await;
     assert_eq!(changelog_of(&session).await, in_memory);
     let _ = std::fs::remove_dir_all(&root);

@@ -110,6 +110,67 @@ async fn insert(
     savepoint
 }
 
+/// How a run of [`in_two_runs`] keeps its state.
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Memory,
+    /// On disk with the smallest budget (two groups per partition in memory).
+    Disk,
+}
+
+/// `input` through Top2 in two runs: one of `before` partitions, stopped at a savepoint after
+/// half the rows, then one of `after` partitions restored from it, to the end; each run's
+/// state on its `backends` entry. Each group's changes of both runs, and the row the first
+/// stopped at.
+async fn in_two_runs(
+    name: &str,
+    input: &RecordBatch,
+    (before, after): (usize, usize),
+    backends: [Backend; 2],
+    batch: usize,
+) -> (BTreeMap<String, Vec<String>>, usize) {
+    let rows = input.num_rows();
+    let (dir, uid) = (scratch(name), own(name));
+    let session_on = |partitions, backend| {
+        let (session, feed) = top2_session(partitions);
+        match backend {
+            Backend::Memory => session.set_option("state.backend.type", "hashmap").unwrap(),
+            Backend::Disk => crate::support::use_disk(&session, &dir.join("state"), "1 kb"),
+        }
+        (session, feed)
+    };
+    let (session, feed) = session_on(before, backends[0]);
+    checkpoint_every(&session, "1 h", &dir.join("periodic"));
+    let drained = running(&session, &top2_query(&uid)).await;
+    send(&feed, input, 0..rows / 2, batch).await;
+    let savepoint = session
+        .stop_with_savepoint(&uid, dir.join("savepoints"))
+        .await
+        .unwrap();
+    let first = drained.await.unwrap();
+    let position = Checkpoint::find(&savepoint, &uid)
+        .unwrap()
+        .position("events")
+        .unwrap() as usize;
+    assert!(position > 0 && position <= rows / 2, "{position}");
+
+    let (session, feed) = session_on(after, backends[1]);
+    session
+        .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
+        .unwrap();
+    let drained = running(&session, &top2_query(&uid)).await;
+    send(&feed, input, position..rows, batch).await;
+    feed.close();
+    let second = drained.await.unwrap();
+
+    let mut combined = changes(&first);
+    for (key, rows) in changes(&second) {
+        combined.entry(key).or_default().extend(rows);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (combined, position)
+}
+
 #[tokio::test]
 async fn a_table_aggregate_changelog_restored_from_a_savepoint_goes_on_where_it_stood() {
     let input = top2_input();
@@ -118,40 +179,12 @@ async fn a_table_aggregate_changelog_restored_from_a_savepoint_goes_on_where_it_
 
     for (before, after) in [(2, 2), (2, 3)] {
         let name = format!("top2-{before}-{after}");
-        let (dir, uid) = (scratch(&name), own(&name));
-        let (session, feed) = top2_session(before);
-        checkpoint_every(&session, "1 h", &dir.join("periodic"));
-        let drained = running(&session, &top2_query(&uid)).await;
-        send(&feed, &input, 0..ROWS / 2, 50).await;
-        let savepoint = session
-            .stop_with_savepoint(&uid, dir.join("savepoints"))
-            .await
-            .unwrap();
-        let first = drained.await.unwrap();
-        let position = Checkpoint::find(&savepoint, &uid)
-            .unwrap()
-            .position("events")
-            .unwrap() as usize;
-        assert!(position > 0 && position <= ROWS / 2, "{position}");
-
-        let (session, feed) = top2_session(after);
-        session
-            .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
-            .unwrap();
-        let drained = running(&session, &top2_query(&uid)).await;
-        send(&feed, &input, position..ROWS, 50).await;
-        feed.close();
-        let second = drained.await.unwrap();
-
-        let mut combined = changes(&first);
-        for (key, rows) in changes(&second) {
-            combined.entry(key).or_default().extend(rows);
-        }
+        let memory = [Backend::Memory; 2];
+        let (combined, position) = in_two_runs(&name, &input, (before, after), memory, 50).await;
         assert_eq!(
             combined, expected,
             "{before} → {after} partitions, stopped at row {position}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -211,4 +244,31 @@ async fn a_table_aggregate_changelog_without_uid_is_refused_when_checkpointing()
         error.contains("the table aggregate `top2` has no uid: give it `.uid(\"...\")`"),
         "{error}"
     );
+}
+
+/// With the disk backend and far more groups than the budget holds, a savepoint saves the
+/// groups on disk beside those in memory: restored — on disk again, at another partition
+/// count, or in memory — the run goes on with every group's accumulator.
+#[tokio::test]
+async fn a_table_aggregate_changelog_with_groups_on_disk_restores_every_group() {
+    const ROWS: usize = 3_000;
+    let k: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..ROWS).map(|i| format!("k{}", (i * 13) % 500)),
+    ));
+    let v: ArrayRef = Arc::new(Int32Array::from_iter_values(
+        (0..ROWS).map(|i| ((i * 37) % 101) as i32),
+    ));
+    let input = RecordBatch::try_new(top2_schema(), vec![k, v]).unwrap();
+    let expected = whole_changelog(&input).await;
+    assert_eq!(expected.len(), 500);
+
+    for (after, backend) in [(3, Backend::Disk), (2, Backend::Memory)] {
+        let name = format!("top2-disk-{after}-{backend:?}");
+        let backends = [Backend::Disk, backend];
+        let (combined, position) = in_two_runs(&name, &input, (2, after), backends, 100).await;
+        assert!(
+            combined == expected,
+            "2 → {after} partitions (after: {backend:?}), stopped at row {position}"
+        );
+    }
 }

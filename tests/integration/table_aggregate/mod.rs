@@ -9,6 +9,8 @@ use udf_runtime::prelude::*;
 
 use crate::support::{Column, batches_to_rows, column, explain, partitioned_session};
 
+mod on_disk;
+
 /// `MyTable(myField, value)`: group 1 gets 3, 1, 5; group 2 gets 4.
 fn my_table() -> Vec<Column> {
     vec![
@@ -454,38 +456,4 @@ async fn over_unbounded_input_a_table_aggregate_streams_a_changelog() {
             "changelog asked: {asked}"
         );
     }
-}
-
-/// A table aggregate over a stream keeps its groups in memory: with the disk backend chosen
-/// the plan says so instead of ignoring the choice; over bounded input it is no state.
-#[tokio::test]
-async fn over_a_stream_the_disk_backend_is_refused_by_name() {
-    use std::sync::Arc;
-
-    use udf_core::arrow::datatypes::{DataType, Field, Schema};
-
-    let session = crate::support::session_of(1);
-    session.register(Top2).unwrap();
-    session.set_option("state.backend.type", "fjall").unwrap();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("k", DataType::Utf8, false),
-        Field::new("v", DataType::Int32, false),
-    ]));
-    let _feed = session.register_feed("events", schema).unwrap();
-    let top2 = session.table_aggregate("Top2", [col("v")]).unwrap();
-    let error = session
-        .table("events")
-        .await
-        .unwrap()
-        .group_by(vec![ident("k")])
-        .flat_aggregate(top2)
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.contains("a table aggregate over a stream keeps its groups in memory so far"),
-        "{error}"
-    );
 }

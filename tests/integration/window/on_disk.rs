@@ -12,7 +12,7 @@ use udf_runtime::Session;
 use udf_runtime::datafusion::datasource::MemTable;
 
 use super::streaming::schema;
-use crate::support::{self, metric};
+use crate::support;
 
 /// Every built-in, DISTINCT and FILTER among them, per key and window.
 fn query(window: &str) -> String {
@@ -123,17 +123,10 @@ async fn window_groups_beyond_the_budget_move_to_disk_and_fire_from_there() {
             "{name}, {partitions} partitions: the same window rows"
         );
 
-        let plan = support::rows(&on_disk_session, &format!("EXPLAIN ANALYZE {sql}")).await;
-        let text = plan[0][1].to_string();
-        let (out, back) = (
-            metric(&text, "groups_moved_out"),
-            metric(&text, "groups_moved_in"),
-        );
+        let (out, back, text) = support::groups_moved(&on_disk_session, &sql).await;
         assert!(out >= 3_000.0, "{name}: {text}");
         assert!(back >= 500.0 && back <= out, "{name}: {text}");
-        let left: Vec<_> = std::fs::read_dir(&root)
-            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
-            .unwrap_or_default();
+        let left = support::left_in(&root);
         assert!(left.is_empty(), "each run's store goes with it: {left:?}");
         let _ = std::fs::remove_dir_all(&root);
     }
@@ -148,9 +141,8 @@ async fn window_groups_within_the_budget_stay_in_memory() {
     let sql = query(TUMBLE);
     let expected = sorted(&session_over(&batches, 1, None), &sql).await;
     assert_eq!(sorted(&session, &sql).await, expected);
-    let plan = support::rows(&session, &format!("EXPLAIN ANALYZE {sql}")).await;
-    let text = plan[0][1].to_string();
-    assert_eq!(metric(&text, "groups_moved_out"), 0.0, "{text}");
+    let (out, _, text) = support::groups_moved(&session, &sql).await;
+    assert_eq!(out, 0.0, "{text}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -7,7 +7,7 @@ use datafusion::catalog::Session;
 use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, UserDefinedLogicalNode, cast};
-use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
 use crate::ops::lateral::{LateralExec, LateralNode};
@@ -191,9 +191,6 @@ impl ExtensionPlanner for UdfExtensionPlanner {
         let Some(node) = node.as_any().downcast_ref::<TableAggregateNode>() else {
             return Ok(None);
         };
-        if physical_inputs[0].boundedness().is_unbounded() {
-            groups_in_memory(session, "a table aggregate over a stream")?;
-        }
         Ok(Some(Arc::new(TableAggregateExec::new(
             physical_inputs[0].clone(),
             physical(&node.group_by)?,

@@ -21,6 +21,7 @@ use udf_core::{
     TableGroups,
 };
 
+use super::on_disk::AccumulatorsOnDisk;
 use crate::functions::errors::{describe_row, display_value};
 
 /// When results are emitted.
@@ -51,7 +52,7 @@ pub(super) enum Keys {
 }
 
 impl Keys {
-    fn new(key_types: &[ArrowType]) -> Result<Keys, String> {
+    pub(super) fn new(key_types: &[ArrowType]) -> Result<Keys, String> {
         if key_types.is_empty() {
             return Ok(Keys::Single);
         }
@@ -104,6 +105,14 @@ impl Keys {
                     .map_err(|e| e.to_string())?;
                 self.ids(&columns, rows.len())
             }
+        }
+    }
+
+    /// Whether a group of the key given in Arrow's row format is in memory.
+    pub(super) fn has_bytes(&self, bytes: &[u8]) -> bool {
+        match self {
+            Keys::Single => true,
+            Keys::Columns { index, .. } => index.contains_key(bytes),
         }
     }
 
@@ -194,13 +203,20 @@ impl Keys {
 pub struct TableAggregation {
     pub(super) name: String,
     spec: Arc<FunctionSpec>,
-    signature: usize,
+    pub(super) signature: usize,
+    /// The function and its row type, for fresh groups (`residency.rs`).
+    pub(super) function: Arc<dyn TableAggregateFunction>,
+    pub(super) row_type: DataType,
     pub(super) groups: Box<dyn TableGroups>,
     emits: Emits,
     mode: EmitMode,
+    /// The key columns' types, for a fresh key table (`residency.rs`).
+    pub(super) key_types: Vec<ArrowType>,
     pub(super) keys: Keys,
     /// Per group: whether `emit_value` rows are out (changelog mode retracts them next time).
     pub(super) emitted: Vec<bool>,
+    /// With the disk backend: the groups moved out of memory (`on_disk.rs`).
+    pub(super) disk: Option<AccumulatorsOnDisk>,
 }
 
 impl TableAggregation {
@@ -215,18 +231,36 @@ impl TableAggregation {
     ) -> Result<TableAggregation, String> {
         let emits = function.emits();
         let groups = function
-            .create_groups(signature, row_type)
+            .clone()
+            .create_groups(signature, row_type.clone())
             .map_err(|e| e.to_string())?;
         Ok(TableAggregation {
             name: name.to_owned(),
             spec,
             signature,
+            function,
+            row_type,
             groups,
             emits,
             mode,
+            key_types: key_types.to_vec(),
             keys: Keys::new(key_types)?,
             emitted: Vec::new(),
+            disk: None,
         })
+    }
+
+    /// Keeps the groups beyond the memory budget on disk. Only a changelog does: its rows
+    /// are emitted batch by batch, so no row waits with a group's number while groups move.
+    pub(super) fn with_disk(mut self, disk: AccumulatorsOnDisk) -> Result<Self, String> {
+        if self.mode != EmitMode::Changelog {
+            return Err(format!(
+                "the table aggregate `{}` emits final results, which keep their groups in memory",
+                self.name
+            ));
+        }
+        self.disk = Some(disk);
+        Ok(self)
     }
 
     /// Rows one at a time: for a changelog, or to replay the changelog of a function that
@@ -242,8 +276,10 @@ impl TableAggregation {
         args: Vec<ArrayRef>,
         rows: usize,
     ) -> Result<Option<Output>, String> {
+        let before = self.keys.count();
         let ids = self.keys.ids(key_columns, rows)?;
         let total = self.keys.count();
+        self.move_in(&ids, before)?;
         let args: Vec<ArgColumn> = args.into_iter().map(ArgColumn::array).collect();
         if !self.per_row() {
             self.fold(&args, &ids, total, None)?;
@@ -275,7 +311,11 @@ impl TableAggregation {
             self.emitted[group] = true;
         }
         match self.mode {
-            EmitMode::Changelog => self.take_output().map(Some),
+            EmitMode::Changelog => {
+                let output = self.take_output()?;
+                self.move_out_if_full()?;
+                Ok(Some(output))
+            }
             // Replayed changelogs are applied once, at the end.
             EmitMode::Final => Ok(None),
         }

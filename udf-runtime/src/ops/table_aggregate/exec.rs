@@ -16,6 +16,7 @@ use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExp
 use datafusion::physical_plan::execution_plan::{
     Boundedness, EmissionType, apply_expression_roots,
 };
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
@@ -27,11 +28,14 @@ use futures::{StreamExt, TryStreamExt};
 use super::batches::{output_batch, push};
 use super::checkpointed::Partition;
 use super::node::TableAggregateCall;
+use super::on_disk::AccumulatorsOnDisk;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::routing::router::{Router, RouterInput};
 use crate::ops::table_aggregate::aggregation::{EmitMode, TableAggregation};
+use crate::ops::updating_aggregate::on_disk::{GroupsOwner, GroupsStore};
+use crate::streaming::state::disk::shared_run::SharedRun;
 use udf_core::types::DataType;
 
 #[derive(Debug)]
@@ -51,6 +55,9 @@ pub struct TableAggregateExec {
     router: Option<Arc<Router>>,
     /// Its output goes to a committing sink, whose answers its checkpoints wait for.
     committing_sink: bool,
+    /// The disk store of the current run, with the disk backend (`on_disk.rs`).
+    disk: Arc<SharedRun>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl TableAggregateExec {
@@ -105,6 +112,8 @@ impl TableAggregateExec {
             properties,
             router: None,
             committing_sink: false,
+            disk: Arc::default(),
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 
@@ -158,9 +167,9 @@ impl TableAggregateExec {
         Ok(exec)
     }
 
-    fn partition_parts(&self) -> Result<Partition> {
+    fn partition_parts(&self, partition: usize, context: &TaskContext) -> Result<Partition> {
         Ok(Partition {
-            aggregation: self.aggregation()?,
+            aggregation: self.changelog_aggregation(partition, context)?,
             schema: self.schema.clone(),
             group_by: self.group_by.clone(),
             args: self.args.clone(),
@@ -209,6 +218,51 @@ impl TableAggregateExec {
         self.properties.output_partitioning().partition_count()
     }
 
+    /// Partition `partition`'s aggregation for a changelog: with the disk backend and GROUP BY
+    /// keys, its groups beyond the memory budget go to disk (`residency.rs`). Final results
+    /// are emitted at the end of bounded input, by the engine's rules for batch queries, and
+    /// keep their groups in memory.
+    fn changelog_aggregation(
+        &self,
+        partition: usize,
+        context: &TaskContext,
+    ) -> Result<TableAggregation> {
+        let aggregation = self.aggregation()?;
+        if self.call.mode != EmitMode::Changelog {
+            return Ok(aggregation);
+        }
+        let uid = match &self.call.uid {
+            Some(uid) => uid.clone(),
+            None => operator::derived_target("table-aggregate", self.computes()).uid,
+        };
+        let owner = GroupsOwner {
+            run: &self.disk,
+            uid: &uid,
+            keys: &self.group_by,
+            input: &self.input.schema(),
+            metrics: &self.metrics,
+            processors: self.partitions(),
+        };
+        match GroupsStore::open(owner, partition, context)? {
+            Some(start) => aggregation
+                .with_disk(AccumulatorsOnDisk::new(start, partition)?)
+                .map_err(DataFusionError::Execution),
+            None => Ok(aggregation),
+        }
+    }
+
+    /// `name(args) GROUP BY keys`, for the uid of a call without one.
+    fn computes(&self) -> String {
+        let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
+        let keys: Vec<String> = self.group_by.iter().map(ToString::to_string).collect();
+        format!(
+            "{}({}) GROUP BY {}",
+            self.call.name,
+            args.join(", "),
+            keys.join(", ")
+        )
+    }
+
     fn aggregation(&self) -> Result<TableAggregation> {
         let input_schema = self.input.schema();
         let key_types = self
@@ -254,7 +308,7 @@ impl KeyedExec for TableAggregateExec {
         };
         let partitions = self.partitions();
         operator::run_flow(
-            self.partition_parts()?,
+            self.partition_parts(partition, &context)?,
             router,
             partition,
             partitions,
@@ -312,6 +366,10 @@ impl ExecutionPlan for TableAggregateExec {
         InputDistributionRequirements::new(vec![distribution])
     }
 
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
     fn maintains_input_order(&self) -> Vec<bool> {
         vec![false]
     }
@@ -349,7 +407,10 @@ impl ExecutionPlan for TableAggregateExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         if let Some(router) = &self.router {
-            let (parts, partitions) = (self.partition_parts()?, self.partitions());
+            let (parts, partitions) = (
+                self.partition_parts(partition, &context)?,
+                self.partitions(),
+            );
             return operator::run(
                 parts,
                 router,
@@ -392,8 +453,8 @@ impl ExecutionPlan for TableAggregateExec {
             return Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)));
         }
 
+        let aggregation = self.changelog_aggregation(partition, &context)?;
         let input = self.input.execute(partition, context)?;
-        let aggregation = self.aggregation()?;
         let out_schema = schema.clone();
         // Each input batch may emit rows (a changelog); the end of input emits the rest.
         let stream = futures::stream::try_unfold(

@@ -1,7 +1,8 @@
 //! Checkpoints of a table aggregation: per group its key (Arrow's row format), whether its
 //! `emit_value` rows are out (the next change retracts them), and its accumulator as the
 //! function encodes it. A restore into another partition count keeps the groups routed to
-//! this partition.
+//! this partition. With the disk backend the groups on disk are saved beside those in
+//! memory, and a restore beyond the memory budget moves groups out again.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +22,8 @@ struct Saved {
 }
 
 impl TableAggregation {
-    /// Every group's state, as bytes.
+    /// Every group's state, as bytes; with the disk backend those of the groups on disk too
+    /// (each entry there not shadowed by the group's copy in memory).
     pub fn snapshot(&mut self) -> Result<Vec<u8>, String> {
         // Without GROUP BY keys the one group exists once a row came.
         let groups = match &self.keys {
@@ -29,13 +31,18 @@ impl TableAggregation {
             Keys::Columns { .. } => self.keys.count(),
         };
         let mut saved = Pairs::default();
-        let mut value = Vec::new();
         for group in 0..groups {
-            let state = self.guard_group("encoding an accumulator", group, |g| g.state(group))?;
-            value.clear();
-            value.push(u8::from(self.emitted.get(group).copied().unwrap_or(false)));
-            value.extend_from_slice(&state);
-            saved.push(self.keys.key_bytes(group), &value);
+            let entry = self.entry(group)?;
+            saved.push(self.keys.key_bytes(group), &entry);
+        }
+        if let Some(disk) = &self.disk {
+            disk.each_entry(|key, entry| {
+                if !self.keys.has_bytes(key) {
+                    saved.push(key, entry);
+                }
+                Ok(())
+            })
+            .map_err(|e| e.to_string())?;
         }
         let saved = Saved {
             format: FORMAT,
@@ -87,6 +94,7 @@ impl TableAggregation {
             }
             self.emitted[group] = emitted == 1;
         }
-        Ok(())
+        // A snapshot larger than the memory budget goes back to disk.
+        self.move_out_if_full()
     }
 }

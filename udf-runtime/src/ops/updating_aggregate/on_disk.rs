@@ -27,13 +27,22 @@ use crate::streaming::state::disk::store::{DiskStore, ProcessorStore};
 
 /// What a group is taken to need before the first measurement: little, so that the first
 /// measurement comes early.
-const FIRST_GUESS_BYTES: u64 = 64;
+pub(crate) const FIRST_GUESS_BYTES: u64 = 64;
 
 /// Groups the budget holds at the least, however large each is.
-pub(super) const MIN_GROUPS: usize = 2;
+const MIN_GROUPS: usize = 2;
 
 /// Groups per batch when a checkpoint reads the groups on disk.
 const SAVED_BATCH_ROWS: usize = 4096;
+
+/// How many groups `budget` holds, measured when `resident` groups took `bytes` in memory;
+/// at least [`MIN_GROUPS`].
+pub(crate) fn groups_within(budget: u64, bytes: u64, resident: usize) -> usize {
+    let per_group = (bytes / resident.max(1) as u64).max(1);
+    usize::try_from(budget / per_group)
+        .unwrap_or(usize::MAX)
+        .max(MIN_GROUPS)
+}
 
 /// A move out of this many groups or more is written as new tables at once
 /// (`ProcessorStore::ingest`), fewer one by one.
@@ -140,9 +149,7 @@ impl GroupsOnDisk {
             keys: RowConverter::new(key_types.into_iter().map(SortField::new).collect())?,
             values: None,
             budget,
-            limit: usize::try_from(budget / FIRST_GUESS_BYTES)
-                .unwrap_or(usize::MAX)
-                .max(MIN_GROUPS),
+            limit: groups_within(budget, FIRST_GUESS_BYTES, 1),
             entries: 0,
             last_used: Vec::new(),
             copies: Vec::new(),

@@ -17,7 +17,7 @@ use datafusion::common::{Result, exec_err};
 
 use super::aggregation::UpdatingAggregation;
 use super::calls::{Call, key_ids};
-use super::on_disk::MIN_GROUPS;
+use super::on_disk::groups_within;
 
 /// The keys of groups `from..to`, new to a key table: a row each, taken from the first row of
 /// the batch (whose rows' groups are `groups`, and `keys` their key columns) in each.
@@ -90,10 +90,7 @@ impl UpdatingAggregation {
             return Ok(());
         };
         let bytes = key_table as u64 + 2 * saved.get_array_memory_size() as u64;
-        let per_group = (bytes / resident as u64).max(1);
-        disk.limit = usize::try_from(disk.budget / per_group)
-            .unwrap_or(usize::MAX)
-            .max(MIN_GROUPS);
+        disk.limit = groups_within(disk.budget, bytes, resident);
         if resident <= disk.limit {
             // The groups are smaller than was guessed: they all fit.
             return Ok(());

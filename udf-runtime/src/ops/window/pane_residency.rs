@@ -19,8 +19,9 @@ use datafusion::physical_plan::aggregates::group_values::new_group_values;
 use datafusion::physical_plan::aggregates::order::GroupOrdering;
 
 use super::panes::{Pane, Window, WindowAggregation};
-use super::panes_on_disk::{MIN_GROUPS, PanesOnDisk, Shadowed};
+use super::panes_on_disk::{PanesOnDisk, Shadowed};
 use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::updating_aggregate::on_disk::groups_within;
 use crate::ops::updating_aggregate::residency::keys_of_new_groups;
 
 impl PanesOnDisk {
@@ -116,10 +117,7 @@ impl WindowAggregation {
                 calls,
             });
         }
-        let per_group = (bytes / resident as u64).max(1);
-        disk.limit = usize::try_from(disk.budget / per_group)
-            .unwrap_or(usize::MAX)
-            .max(MIN_GROUPS);
+        disk.limit = groups_within(disk.budget, bytes, resident);
         if resident <= disk.limit {
             // The groups are smaller than was guessed: they all fit.
             return Ok(());

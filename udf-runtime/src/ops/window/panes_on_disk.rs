@@ -19,16 +19,11 @@ use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::common::Result;
 
-use crate::ops::updating_aggregate::on_disk::{GroupsStore, OnDiskMetrics};
+use crate::ops::updating_aggregate::on_disk::{
+    FIRST_GUESS_BYTES, GroupsStore, OnDiskMetrics, groups_within,
+};
 use crate::streaming::state::disk::sorted_reads::SortedReads;
 use crate::streaming::state::disk::store::{DiskStore, ProcessorStore};
-
-/// What a group is taken to need before the first measurement: little, so that the first
-/// measurement comes early.
-const FIRST_GUESS_BYTES: u64 = 64;
-
-/// Groups the budget holds at the least, however large each is.
-pub(super) const MIN_GROUPS: usize = 2;
 
 /// Groups per batch when a window that fires, or a checkpoint, reads groups on disk.
 pub(super) const CHUNK_ROWS: usize = 4096;
@@ -118,9 +113,7 @@ impl PanesOnDisk {
             keys: RowConverter::new(key_types.into_iter().map(SortField::new).collect())?,
             values: None,
             budget,
-            limit: usize::try_from(budget / FIRST_GUESS_BYTES)
-                .unwrap_or(usize::MAX)
-                .max(MIN_GROUPS),
+            limit: groups_within(budget, FIRST_GUESS_BYTES, 1),
             batch: 0,
             reads: SortedReads::default(),
             metrics,
