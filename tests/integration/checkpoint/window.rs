@@ -182,6 +182,31 @@ async fn a_window_aggregate_of_two_keys_goes_on_after_periodic_checkpoints() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `sql` over `input` stopped at a savepoint with 2 processors on the disk backend within
+/// `budget`, restored on disk with 3 and in memory with 1: each pair of runs gives together
+/// the rows of the uninterrupted run, `expected`.
+async fn restored_from_disk_equal_the_whole(
+    name: &str,
+    sql: &str,
+    input: &RecordBatch,
+    budget: &str,
+    expected: &[String],
+) {
+    for (after, restored_on_disk) in [(3, true), (1, false)] {
+        let setup = |session: &Session, dir: &std::path::Path, restored: bool| {
+            if !restored || restored_on_disk {
+                crate::support::use_disk(session, &dir.join("state"), budget);
+            }
+        };
+        let (rows, position) =
+            stopped_and_restored(&format!("{name}-{after}"), sql, input, (2, after), &setup).await;
+        assert!(
+            rows == expected,
+            "2 → {after} processors (restored on disk: {restored_on_disk}), stopped at row {position}"
+        );
+    }
+}
+
 /// With the disk backend at a budget that holds a few groups per processor, most groups of
 /// the open windows are on disk when the savepoint is taken: the savepoint holds them too,
 /// and a run restored from it, on disk or in memory, goes on as the uninterrupted run.
@@ -191,25 +216,20 @@ async fn a_savepoint_holds_the_window_groups_on_disk() {
     let input = input(ROWS, 400);
     let expected = whole(TUMBLE, &input).await;
     assert!(expected.len() >= 1_500, "{}", expected.len());
-    for (after, restored_on_disk) in [(3, true), (1, false)] {
-        let setup = |session: &Session, dir: &std::path::Path, restored: bool| {
-            if !restored || restored_on_disk {
-                crate::support::use_disk(session, &dir.join("state"), "256 kb");
-            }
-        };
-        let (rows, position) = stopped_and_restored(
-            &format!("window-disk-{after}"),
-            TUMBLE,
-            &input,
-            (2, after),
-            &setup,
-        )
-        .await;
-        assert!(
-            rows == expected,
-            "2 → {after} processors (restored on disk: {restored_on_disk}), stopped at row {position}"
-        );
-    }
+    restored_from_disk_equal_the_whole("window-disk", TUMBLE, &input, "256 kb", &expected).await;
+}
+
+/// The same for sessions at the smallest budget (two open sessions per processor in memory):
+/// the savepoint holds the sessions on disk, and a run restored from it, on disk or in
+/// memory, goes on merging into them as the uninterrupted run does.
+#[tokio::test]
+async fn a_savepoint_holds_the_open_sessions_on_disk() {
+    // 30 keys, a row of each every 3 s: every row merges into its key's open session, which
+    // closes at the input's 20 s gaps — 30 sessions a block of 400 rows.
+    let input = input(ROWS, 30);
+    let expected = whole(SESSION, &input).await;
+    assert_eq!(expected.len(), 150);
+    restored_from_disk_equal_the_whole("session-disk", SESSION, &input, "1 kb", &expected).await;
 }
 
 #[tokio::test]

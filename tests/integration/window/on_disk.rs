@@ -146,21 +146,46 @@ async fn window_groups_within_the_budget_stay_in_memory() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Session windows keep their groups in memory so far: the disk backend is refused by name,
-/// not ignored.
+/// Sessions per key — merged as rows bridge them, closed 3 s after a key's last row — with
+/// every built-in that merges.
+const SESSIONS: &str = "SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s, \
+     MIN(v) AS lo, MAX(v) AS hi, AVG(v) AS m FROM TABLE(SESSION(TABLE events PARTITION BY k, \
+     DESCRIPTOR(ts), INTERVAL '3' SECOND)) GROUP BY window_start, window_end, k";
+
 #[tokio::test]
-async fn session_windows_refuse_the_disk_backend_by_name() {
-    let batches = events(100, 5);
-    let root = scratch("session");
-    let session = session_over(&batches, 1, Some((&root, "1 mb")));
-    let sql = "SELECT window_start, window_end, k, COUNT(*) AS n FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, k";
-    let error = match session.sql(sql).await {
-        Ok(frame) => frame.collect().await.expect_err("refused").to_string(),
-        Err(error) => error.to_string(),
-    };
-    assert!(
-        error.contains("a SESSION window aggregate keeps its groups in memory so far"),
-        "{error}"
-    );
-    let _ = std::fs::remove_dir_all(&root);
+async fn open_sessions_beyond_the_budget_move_to_disk_and_close_from_there() {
+    // 24,000 rows over 48 s of 2,000 keys: a row of a key every 4 s or so, often within 3 s
+    // of the key's last (sessions merge), up to 1.5 s out of order (rows bridge sessions).
+    // About a thousand sessions are open at a time.
+    let batches = events(24_000, 2_000);
+    for (partitions, budget) in [(1, "200 kb"), (2, "1 kb")] {
+        let root = scratch(&format!("sessions-{partitions}"));
+        let in_memory = sorted(&session_over(&batches, partitions, None), SESSIONS).await;
+        let on_disk_session = session_over(&batches, partitions, Some((&root, budget)));
+        let on_disk = sorted(&on_disk_session, SESSIONS).await;
+        // `start end k n ...`, each time a date and a time of day.
+        let merged = in_memory
+            .iter()
+            .filter(|row| row.split(' ').nth(5).is_some_and(|n| n != "1"))
+            .count();
+        assert!(merged > 3_000, "sessions of several rows: {merged}");
+        assert_eq!(on_disk.len(), in_memory.len(), "{partitions} partitions");
+        // Not `assert_eq!`: thousands of rows would flood the report.
+        if let Some(at) = (0..in_memory.len()).find(|&at| on_disk[at] != in_memory[at]) {
+            panic!(
+                "{partitions} partitions at {budget}: row {at} is `{}`, expected `{}`",
+                on_disk[at], in_memory[at]
+            );
+        }
+
+        let (out, back, text) = support::groups_moved(&on_disk_session, SESSIONS).await;
+        assert!(out >= 2_000.0, "{partitions} partitions: {text}");
+        assert!(
+            back >= 500.0 && back <= out,
+            "{partitions} partitions: {text}"
+        );
+        let left = support::left_in(&root);
+        assert!(left.is_empty(), "each run's store goes with it: {left:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

@@ -120,9 +120,6 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             ))));
         }
         if let Some(node) = node.as_any().downcast_ref::<WindowAggregateNode>() {
-            if let WindowKind::Session { .. } = node.window {
-                groups_in_memory(session, "a SESSION window aggregate")?;
-            }
             let calls = node
                 .calls
                 .iter()

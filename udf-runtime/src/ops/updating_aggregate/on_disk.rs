@@ -44,6 +44,23 @@ pub(crate) fn groups_within(budget: u64, bytes: u64, resident: usize) -> usize {
         .max(MIN_GROUPS)
 }
 
+/// The row format of saved accumulators like `saved`: made at the first move out, when the
+/// saved types are known, and kept in `values`.
+pub(crate) fn saved_rows<'a>(
+    values: &'a mut Option<RowConverter>,
+    saved: &[ArrayRef],
+) -> Result<&'a mut RowConverter> {
+    match values {
+        Some(values) => Ok(values),
+        None => Ok(values.insert(RowConverter::new(
+            saved
+                .iter()
+                .map(|c| SortField::new(c.data_type().clone()))
+                .collect(),
+        )?)),
+    }
+}
+
 /// A move out of this many groups or more is written as new tables at once
 /// (`ProcessorStore::ingest`), fewer one by one.
 const INGEST_AT: usize = 1024;
@@ -199,15 +216,7 @@ impl GroupsOnDisk {
         width: usize,
     ) -> Result<()> {
         let value_columns = &leaving.columns()[width..];
-        let values = match &mut self.values {
-            Some(values) => values,
-            None => self.values.insert(RowConverter::new(
-                value_columns
-                    .iter()
-                    .map(|c| SortField::new(c.data_type().clone()))
-                    .collect(),
-            )?),
-        };
+        let values = saved_rows(&mut self.values, value_columns)?;
         let keys = self.keys.convert_columns(&leaving.columns()[..width])?;
         let entries = values.convert_columns(value_columns)?;
         let gone = self.keys.convert_columns(gone)?;

@@ -28,6 +28,7 @@ use super::panes::WindowAggregation;
 use super::panes_on_disk::PanesOnDisk;
 use super::processor::{self, Checkpointed};
 use super::sessions::SessionAggregation;
+use super::sessions_on_disk::SessionsOnDisk;
 use super::spec::WindowKind;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
@@ -241,17 +242,23 @@ impl WindowAggregateExec {
         let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
         let local = local_time(&self.input.schema(), self.time.column, context);
         Ok(match self.window {
-            WindowKind::Session { gap } => Aggregation::Sessions(SessionAggregation::new(
-                gap,
-                self.keys.clone(),
-                &self.input.schema(),
-                self.calls.clone(),
-                self.layout.clone(),
-                self.schema.clone(),
-                sources,
-                late,
-                local,
-            )?),
+            WindowKind::Session { gap } => {
+                let sessions = SessionAggregation::new(
+                    gap,
+                    self.keys.clone(),
+                    &self.input.schema(),
+                    self.calls.clone(),
+                    self.layout.clone(),
+                    self.schema.clone(),
+                    sources,
+                    late,
+                    local,
+                )?;
+                Aggregation::Sessions(match self.groups_store(partition, context)? {
+                    Some(start) => sessions.with_disk(SessionsOnDisk::new(start, partition)?),
+                    None => sessions,
+                })
+            }
             window => {
                 let panes = WindowAggregation::new(
                     window,
@@ -264,21 +271,17 @@ impl WindowAggregateExec {
                     late,
                     local,
                 )?;
-                Aggregation::Panes(match self.groups_on_disk(partition, context)? {
-                    Some(disk) => panes.with_disk(disk),
+                Aggregation::Panes(match self.groups_store(partition, context)? {
+                    Some(start) => panes.with_disk(PanesOnDisk::new(start, partition)?),
                     None => panes,
                 })
             }
         })
     }
 
-    /// Processor `partition`'s groups of fixed windows on disk, with the disk backend.
-    /// Without keys a window has one group, and the open windows stay in memory.
-    fn groups_on_disk(
-        &self,
-        partition: usize,
-        context: &TaskContext,
-    ) -> Result<Option<PanesOnDisk>> {
+    /// Where processor `partition` keeps the groups or sessions beyond its budget, with the
+    /// disk backend. Without keys a window has one group, and the open windows stay in memory.
+    fn groups_store(&self, partition: usize, context: &TaskContext) -> Result<Option<GroupsStore>> {
         let owner = GroupsOwner {
             run: &self.disk,
             uid: &self.target().uid,
@@ -287,9 +290,7 @@ impl WindowAggregateExec {
             metrics: &self.metrics,
             processors: self.processors(),
         };
-        GroupsStore::open(owner, partition, context)?
-            .map(|start| PanesOnDisk::new(start, partition))
-            .transpose()
+        GroupsStore::open(owner, partition, context)
     }
 
     fn partition(

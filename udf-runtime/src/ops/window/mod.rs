@@ -7,7 +7,8 @@
 //! event-time operators share (`processor.rs`, OVER windows over a stream use it too) and the
 //! clock windows are cut on (`clock.rs`), and under checkpoints the open windows a checkpoint
 //! saves (`snapshot.rs`). With the disk backend the groups of fixed windows beyond the memory
-//! budget wait on disk (`panes_on_disk.rs`; which stay in memory: `pane_residency.rs`).
+//! budget wait on disk (`panes_on_disk.rs`; which stay in memory: `pane_residency.rs`), and so
+//! do the open sessions of keys beyond it (`sessions_on_disk.rs`, `session_residency.rs`).
 
 pub mod aggregate_exec;
 pub mod aggregate_node;
@@ -18,7 +19,9 @@ mod pane_residency;
 mod panes;
 pub(crate) mod panes_on_disk;
 pub(crate) mod processor;
+mod session_residency;
 mod sessions;
+mod sessions_on_disk;
 mod snapshot;
 pub mod spec;
 pub mod tvf_exec;

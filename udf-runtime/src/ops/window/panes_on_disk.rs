@@ -20,7 +20,7 @@ use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::common::Result;
 
 use crate::ops::updating_aggregate::on_disk::{
-    FIRST_GUESS_BYTES, GroupsStore, OnDiskMetrics, groups_within,
+    FIRST_GUESS_BYTES, GroupsStore, OnDiskMetrics, groups_within, saved_rows,
 };
 use crate::streaming::state::disk::sorted_reads::SortedReads;
 use crate::streaming::state::disk::store::{DiskStore, ProcessorStore};
@@ -154,15 +154,7 @@ impl PanesOnDisk {
         keys: &[ArrayRef],
         saved: &[ArrayRef],
     ) -> Result<()> {
-        let values = match &mut self.values {
-            Some(values) => values,
-            None => self.values.insert(RowConverter::new(
-                saved
-                    .iter()
-                    .map(|c| SortField::new(c.data_type().clone()))
-                    .collect(),
-            )?),
-        };
+        let values = saved_rows(&mut self.values, saved)?;
         let rows = self.keys.convert_columns(keys)?;
         let entries = values.convert_columns(saved)?;
         let (bytes, ends) = store_keys(window, &rows);

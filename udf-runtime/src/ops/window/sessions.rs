@@ -28,6 +28,7 @@ use datafusion::physical_plan::metrics::Count;
 
 use super::aggregate_node::GroupColumn;
 use super::clock::WindowClock;
+use super::sessions_on_disk::SessionsOnDisk;
 use super::snapshot::{self, OpenWindows};
 use crate::ops::integer_keys::key_table;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
@@ -40,10 +41,10 @@ const KEYS_SLACK: usize = 4096;
 
 /// An open session: `[start, end)` and its accumulators' slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Session {
-    start: i64,
-    end: i64,
-    slot: usize,
+pub(super) struct Session {
+    pub start: i64,
+    pub end: i64,
+    pub slot: usize,
 }
 
 pub(super) struct SessionAggregation {
@@ -54,21 +55,27 @@ pub(super) struct SessionAggregation {
     /// The key columns' types, for a fresh key table.
     key_schema: SchemaRef,
     /// Each key's value, to emit it (Arrow's row format).
-    key_values: Vec<OwnedRow>,
+    pub(super) key_values: Vec<OwnedRow>,
     key_rows: Option<RowConverter>,
     /// Each key's open sessions.
-    sessions: Vec<Vec<Session>>,
+    pub(super) sessions: Vec<Vec<Session>>,
     /// Every open session by (end, key, start): the earliest to fire first.
-    by_end: BTreeSet<(i64, usize, i64)>,
-    calls: Arc<[Call]>,
-    accumulators: Vec<Box<dyn Aggregator>>,
+    pub(super) by_end: BTreeSet<(i64, usize, i64)>,
+    pub(super) calls: Arc<[Call]>,
+    pub(super) accumulators: Vec<Box<dyn Aggregator>>,
     /// Accumulator slots: in use up to `slots`, freed ones to reuse.
-    slots: usize,
-    free: Vec<usize>,
-    layout: Arc<[GroupColumn]>,
-    schema: SchemaRef,
-    clock: WindowClock,
+    pub(super) slots: usize,
+    pub(super) free: Vec<usize>,
+    pub(super) layout: Arc<[GroupColumn]>,
+    pub(super) schema: SchemaRef,
+    pub(super) clock: WindowClock,
     late: Count,
+    /// With the disk backend: the open sessions of keys moved out of memory
+    /// (`session_residency.rs`).
+    pub(super) disk: Option<SessionsOnDisk>,
+    /// With the disk backend: for each key, the number of the batch that last had a row of
+    /// it.
+    pub(super) last_used: Vec<u64>,
 }
 
 impl SessionAggregation {
@@ -118,6 +125,8 @@ impl SessionAggregation {
             schema,
             clock: WindowClock::new(sources, local),
             late,
+            disk: None,
+            last_used: Vec::new(),
         })
     }
 
@@ -132,7 +141,9 @@ impl SessionAggregation {
         after: Option<i64>,
     ) -> Result<Vec<RecordBatch>> {
         let rows = batch.num_rows();
+        let known = self.key_values.len();
         let key_ids = self.intern(batch)?;
+        self.move_in(&key_ids, known)?;
         let args = self
             .calls
             .iter()
@@ -208,6 +219,7 @@ impl SessionAggregation {
             closed.extend(self.close(watermark)?);
         }
         // After the batch: its rows' key numbers (`key_ids`) are spent.
+        self.move_out_if_full()?;
         if self.key_values.len() > (2 * self.by_end.len()).max(KEYS_SLACK) {
             self.forget_idle_keys()?;
         }
@@ -216,10 +228,18 @@ impl SessionAggregation {
 
     /// Forgets the keys without an open session and numbers the others anew, in the order
     /// they had.
-    fn forget_idle_keys(&mut self) -> Result<()> {
+    pub(super) fn forget_idle_keys(&mut self) -> Result<()> {
         let (Some(ids), Some(converter)) = (&mut self.key_ids, &self.key_rows) else {
             return Ok(());
         };
+        if self.disk.is_some() {
+            self.last_used.resize(self.key_values.len(), 0);
+            let mut key = 0;
+            self.last_used.retain(|_| {
+                key += 1;
+                !self.sessions[key - 1].is_empty()
+            });
+        }
         let (values, sessions): (Vec<OwnedRow>, Vec<Vec<Session>>) =
             std::mem::take(&mut self.key_values)
                 .into_iter()
@@ -316,11 +336,12 @@ impl SessionAggregation {
             keys,
             calls,
         };
-        let windows = if open.is_empty() {
+        let mut windows = if open.is_empty() {
             vec![]
         } else {
             vec![windows]
         };
+        self.open_on_disk(&mut windows)?;
         snapshot::write(self.clock.watermarks(), &windows)
     }
 
@@ -347,10 +368,11 @@ impl SessionAggregation {
                 self.calls[index].restore_into(accumulators.as_mut(), saved, &slots, self.slots)?;
             }
         }
-        Ok(())
+        // A snapshot larger than the memory budget goes back to disk.
+        self.move_out_if_full()
     }
 
-    fn take_slot(&mut self) -> usize {
+    pub(super) fn take_slot(&mut self) -> usize {
         self.free.pop().unwrap_or_else(|| {
             self.slots += 1;
             self.slots - 1
@@ -383,9 +405,15 @@ impl SessionAggregation {
         Ok(())
     }
 
-    /// Emits and closes every session whose end − 1 the watermark has reached, earliest end
-    /// first.
+    /// Emits and closes every session whose end − 1 the watermark has reached: those in
+    /// memory earliest end first, then those on disk.
     fn close(&mut self, watermark: i64) -> Result<Vec<RecordBatch>> {
+        let mut closed = self.close_in_memory(watermark)?;
+        self.close_on_disk(watermark, &mut closed)?;
+        Ok(closed)
+    }
+
+    fn close_in_memory(&mut self, watermark: i64) -> Result<Vec<RecordBatch>> {
         let mut closing = Vec::new();
         while let Some(&(end, key, start)) = self.by_end.first() {
             if end - 1 > watermark {
@@ -403,29 +431,52 @@ impl SessionAggregation {
             return Ok(Vec::new());
         }
         let slots: Vec<usize> = closing.iter().map(|(_, s)| s.slot).collect();
-        let bound = |at: &dyn Fn(&Session) -> i64, field: usize| -> Result<ArrayRef> {
-            let values =
-                TimestampMillisecondArray::from_iter_values(closing.iter().map(|(_, s)| at(s)));
-            Ok(cast(&values, self.schema.field(field).data_type())?)
-        };
         let keys = match &self.key_rows {
             Some(converter) => converter
                 .convert_rows(closing.iter().map(|(key, _)| self.key_values[*key].row()))?,
             None => Vec::new(),
         };
-        let mut columns = Vec::with_capacity(self.schema.fields().len());
-        for (field, column) in self.layout.iter().enumerate() {
-            columns.push(match column {
-                GroupColumn::WindowStart => bound(&|s| s.start, field)?,
-                GroupColumn::WindowEnd => bound(&|s| s.end, field)?,
-                GroupColumn::Key(key) => keys[*key].clone(),
-            });
-        }
+        let mut values = Vec::with_capacity(self.accumulators.len());
         for accumulators in &mut self.accumulators {
-            columns.push(accumulators.evaluate(&slots)?);
+            values.push(accumulators.evaluate(&slots)?);
             accumulators.clear(&slots);
         }
         self.free.extend(&slots);
-        Ok(vec![RecordBatch::try_new(self.schema.clone(), columns)?])
+        let starts: Vec<i64> = closing.iter().map(|(_, s)| s.start).collect();
+        let ends: Vec<i64> = closing.iter().map(|(_, s)| s.end).collect();
+        Ok(vec![session_rows(
+            &self.schema,
+            &self.layout,
+            &starts,
+            &ends,
+            keys,
+            values,
+        )?])
     }
+}
+
+/// The rows of closed sessions: each one's `starts` and `ends`, key columns and aggregate
+/// `values`, laid out as `schema` and `layout` say.
+pub(super) fn session_rows(
+    schema: &SchemaRef,
+    layout: &[GroupColumn],
+    starts: &[i64],
+    ends: &[i64],
+    keys: Vec<ArrayRef>,
+    values: Vec<ArrayRef>,
+) -> Result<RecordBatch> {
+    let bound = |times: &[i64], field: usize| -> Result<ArrayRef> {
+        let values = TimestampMillisecondArray::from_iter_values(times.iter().copied());
+        Ok(cast(&values, schema.field(field).data_type())?)
+    };
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (field, column) in layout.iter().enumerate() {
+        columns.push(match column {
+            GroupColumn::WindowStart => bound(starts, field)?,
+            GroupColumn::WindowEnd => bound(ends, field)?,
+            GroupColumn::Key(key) => keys[*key].clone(),
+        });
+    }
+    columns.extend(values);
+    Ok(RecordBatch::try_new(schema.clone(), columns)?)
 }
