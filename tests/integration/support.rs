@@ -336,6 +336,26 @@ pub async fn groups_moved(session: &Session, sql: &str) -> (f64, f64, String) {
     )
 }
 
+/// That a run on the disk backend under `root` moved at least `least_out` groups out and at
+/// least 500 (no more than went out) back in (`moved` is `groups_moved`'s answer), and that its
+/// store went with it; then removes `root`. `what` names the run.
+pub fn assert_groups_moved(
+    moved: (f64, f64, String),
+    least_out: f64,
+    root: &std::path::Path,
+    what: &str,
+) {
+    let (out, back, text) = moved;
+    assert!(out >= least_out, "{what}: {text}");
+    assert!(back >= 500.0 && back <= out, "{what}: {text}");
+    let left = left_in(root);
+    assert!(
+        left.is_empty(),
+        "{what}: each run's store goes with it: {left:?}"
+    );
+    let _ = std::fs::remove_dir_all(root);
+}
+
 /// What runs left in the disk backend's `root`: nothing, as each run's store goes with it.
 pub fn left_in(root: &std::path::Path) -> Vec<std::ffi::OsString> {
     std::fs::read_dir(root)

@@ -54,8 +54,12 @@ fn rows_by_key(batches: &[RecordBatch]) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
-    let input = input(ROWS, 5);
+/// `sql` over `ROWS` rows of `keys` keys, stopped at a savepoint and restored with as many
+/// processors, more and fewer: each pair of runs gives together the uninterrupted run's
+/// rows. With `on_disk`, the first run and the restored ones with more than one processor
+/// keep their keys on disk at the smallest budget (two keys per processor in memory).
+async fn restored_runs_equal_the_whole(name: &str, sql: &str, keys: usize, on_disk: bool) {
+    let input = input(ROWS, keys);
     let (session, feed) = over_session(2);
     let expected = rows_by_key(&output_of(&session, feed, sql, &input, 50).await);
     assert_eq!(expected.values().map(Vec::len).sum::<usize>(), ROWS);
@@ -63,6 +67,9 @@ async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
     for (before, after) in [(2, 2), (2, 3), (3, 1)] {
         let dir = scratch(&format!("{name}-{before}-{after}"));
         let (session, feed) = over_session(before);
+        if on_disk {
+            crate::support::use_disk(&session, &dir.join("state"), "1 kb");
+        }
         checkpoint_every(&session, "1 h", &dir.join("periodic"));
         let uid = uid_of(&session, sql, "EventTimeOverExec").await;
         assert!(uid.starts_with("over-"), "{uid}");
@@ -84,6 +91,9 @@ async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
         );
 
         let (session, feed) = over_session(after);
+        if on_disk && after > 1 {
+            crate::support::use_disk(&session, &dir.join("state"), "1 kb");
+        }
         session
             .set_option("execution.state-recovery.path", savepoint.to_str().unwrap())
             .unwrap();
@@ -107,15 +117,24 @@ async fn restored_runs_equal_the_whole(name: &str, sql: &str) {
 
 #[tokio::test]
 async fn a_range_over_window_restored_from_a_savepoint_goes_on_where_it_stood() {
-    restored_runs_equal_the_whole("over-range", RANGE).await;
+    restored_runs_equal_the_whole("over-range", RANGE, 5, false).await;
 }
 
 #[tokio::test]
 async fn a_rows_over_window_restored_from_a_savepoint_goes_on_where_it_stood() {
-    restored_runs_equal_the_whole("over-rows", ROWS_FRAME).await;
+    restored_runs_equal_the_whole("over-rows", ROWS_FRAME, 5, false).await;
 }
 
 #[tokio::test]
 async fn an_over_window_without_partition_by_restored_from_a_savepoint_goes_on_where_it_stood() {
-    restored_runs_equal_the_whole("over-whole", UNPARTITIONED).await;
+    restored_runs_equal_the_whole("over-whole", UNPARTITIONED, 5, false).await;
+}
+
+/// With the disk backend at the smallest budget, most of 400 keys (a row of each every 40 s)
+/// wait on disk with their frames when the savepoint is taken: the savepoint holds them, and
+/// a run restored from it, on disk or in memory, goes on with each key's frame.
+#[tokio::test]
+async fn over_windows_with_keys_on_disk_restored_from_a_savepoint_go_on_where_they_stood() {
+    restored_runs_equal_the_whole("over-range-disk", RANGE, 400, true).await;
+    restored_runs_equal_the_whole("over-rows-disk", ROWS_FRAME, 400, true).await;
 }

@@ -144,15 +144,8 @@ async fn groups_beyond_the_budget_move_to_disk_and_back_with_the_same_changelog(
                 );
             }
 
-            let (out, back, text) = support::groups_moved(&on_disk_session, &sql).await;
-            assert!(out >= 1_000.0, "{what}: {text}");
-            assert!(back >= 500.0 && back <= out, "{what}: {text}");
-            let left = left_in(&root);
-            assert!(
-                left.is_empty(),
-                "{what}: each run's store goes with it: {left:?}"
-            );
-            let _ = std::fs::remove_dir_all(&root);
+            let moved = support::groups_moved(&on_disk_session, &sql).await;
+            support::assert_groups_moved(moved, 1_000.0, &root, &what);
         }
     }
 }

@@ -79,8 +79,12 @@ fn session_over(
 
 /// The rows as text, sorted (groups of a window come in any order).
 pub(super) async fn sorted(session: &Session, sql: &str) -> Vec<String> {
-    let mut rows: Vec<String> = support::rows(session, sql)
-        .await
+    sorted_text(support::rows(session, sql).await)
+}
+
+/// `rows` as text, a line each, sorted.
+fn sorted_text(rows: Vec<Vec<udf_core::Value>>) -> Vec<String> {
+    let mut rows: Vec<String> = rows
         .iter()
         .map(|row| {
             let values: Vec<String> = row.iter().map(ToString::to_string).collect();
@@ -123,12 +127,8 @@ async fn window_groups_beyond_the_budget_move_to_disk_and_fire_from_there() {
             "{name}, {partitions} partitions: the same window rows"
         );
 
-        let (out, back, text) = support::groups_moved(&on_disk_session, &sql).await;
-        assert!(out >= 3_000.0, "{name}: {text}");
-        assert!(back >= 500.0 && back <= out, "{name}: {text}");
-        let left = support::left_in(&root);
-        assert!(left.is_empty(), "each run's store goes with it: {left:?}");
-        let _ = std::fs::remove_dir_all(&root);
+        let moved = support::groups_moved(&on_disk_session, &sql).await;
+        support::assert_groups_moved(moved, 3_000.0, &root, name);
     }
 }
 
@@ -144,6 +144,21 @@ async fn window_groups_within_the_budget_stay_in_memory() {
     let (out, _, text) = support::groups_moved(&session, &sql).await;
     assert_eq!(out, 0.0, "{text}");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// `rows` are `expected`, in order; else the first that differs, named (not `assert_eq!`:
+/// thousands of rows would flood the report).
+fn same_rows(rows: &[String], expected: &[String], what: &str) {
+    let differs = (0..rows.len().max(expected.len())).find(|&at| rows.get(at) != expected.get(at));
+    if let Some(at) = differs {
+        panic!(
+            "{what}: row {at} is {:?}, expected {:?} ({} rows, {} expected)",
+            rows.get(at),
+            expected.get(at),
+            rows.len(),
+            expected.len()
+        );
+    }
 }
 
 /// Sessions per key — merged as rows bridge them, closed 3 s after a key's last row — with
@@ -170,22 +185,101 @@ async fn open_sessions_beyond_the_budget_move_to_disk_and_close_from_there() {
             .count();
         assert!(merged > 3_000, "sessions of several rows: {merged}");
         assert_eq!(on_disk.len(), in_memory.len(), "{partitions} partitions");
-        // Not `assert_eq!`: thousands of rows would flood the report.
-        if let Some(at) = (0..in_memory.len()).find(|&at| on_disk[at] != in_memory[at]) {
-            panic!(
-                "{partitions} partitions at {budget}: row {at} is `{}`, expected `{}`",
-                on_disk[at], in_memory[at]
-            );
-        }
-
-        let (out, back, text) = support::groups_moved(&on_disk_session, SESSIONS).await;
-        assert!(out >= 2_000.0, "{partitions} partitions: {text}");
-        assert!(
-            back >= 500.0 && back <= out,
-            "{partitions} partitions: {text}"
+        same_rows(
+            &on_disk,
+            &in_memory,
+            &format!("{partitions} partitions at {budget}"),
         );
-        let left = support::left_in(&root);
-        assert!(left.is_empty(), "each run's store goes with it: {left:?}");
-        let _ = std::fs::remove_dir_all(&root);
+
+        let moved = support::groups_moved(&on_disk_session, SESSIONS).await;
+        let what = format!("{partitions} partitions");
+        support::assert_groups_moved(moved, 2_000.0, &root, &what);
+    }
+}
+
+/// Per key: the last 5 s of event time, and the last four rows.
+const OVER: [&str; 2] = [
+    "SELECT k, v, ts, COUNT(*) OVER w AS n, SUM(v) OVER w AS s, MAX(v) OVER w AS hi FROM events \
+     WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '5' SECOND PRECEDING AND CURRENT ROW)",
+    "SELECT k, v, ts, MIN(v) OVER w AS lo, AVG(v) OVER w AS m FROM events \
+     WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)",
+];
+
+/// `sql` over `batches` sent through a feed (the watermark 2 s behind) on `partitions`
+/// partitions, on the disk backend under `root` with `budget` when given: its rows, sorted,
+/// and the plan with its metrics once the feed closed.
+async fn over_a_feed(
+    batches: &[RecordBatch],
+    partitions: usize,
+    disk: Option<(&std::path::Path, &str)>,
+    sql: &str,
+) -> (Vec<String>, String) {
+    use futures::StreamExt;
+    use udf_runtime::datafusion::physical_plan::display::DisplayableExecutionPlan;
+    use udf_runtime::datafusion::physical_plan::execute_stream;
+
+    let session = support::session_of(partitions);
+    session.set_option("state.backend.type", "hashmap").unwrap();
+    if let Some((root, budget)) = disk {
+        support::use_disk(&session, root, budget);
+    }
+    let feed = session.register_feed("events", schema()).unwrap();
+    session.declare_watermark("events", "ts", Duration::from_secs(2));
+    let plan = session
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let mut output = execute_stream(plan.clone(), session.context().task_ctx()).unwrap();
+    let rows = batches.to_vec();
+    let sender = tokio::spawn(async move {
+        for batch in rows {
+            feed.send(batch).await.unwrap();
+        }
+        feed.close();
+    });
+    let mut received = Vec::new();
+    while let Some(batch) = tokio::time::timeout(Duration::from_secs(60), output.next())
+        .await
+        .expect("rows go out, and end when the feed closes")
+    {
+        received.push(batch.unwrap());
+    }
+    sender.await.unwrap();
+    let rows = sorted_text(support::batches_to_rows(&received));
+    let text = DisplayableExecutionPlan::with_metrics(plan.as_ref())
+        .indent(true)
+        .to_string();
+    (rows, text)
+}
+
+#[tokio::test]
+async fn over_window_keys_beyond_the_budget_move_to_disk_with_their_frames() {
+    // 2,000 keys, a row of each every 4 s or so: most keys wait idle between their rows, with
+    // a row or a few in their frames.
+    let batches = events(24_000, 2_000);
+    for sql in OVER {
+        for (partitions, budget) in [(1, "200 kb"), (2, "1 kb")] {
+            let root = scratch(&format!("over-{partitions}"));
+            let (in_memory, _) = over_a_feed(&batches, partitions, None, sql).await;
+            let (on_disk, plan) =
+                over_a_feed(&batches, partitions, Some((&root, budget)), sql).await;
+            let late = support::metric(&plan, "late_rows_dropped");
+            assert_eq!(
+                in_memory.len() + late as usize,
+                24_000,
+                "every row goes out or is late"
+            );
+            let what = format!("{partitions} partitions at {budget}: {sql}");
+            same_rows(&on_disk, &in_memory, &what);
+            let moved = (
+                support::metric(&plan, "groups_moved_out"),
+                support::metric(&plan, "groups_moved_in"),
+                plan,
+            );
+            support::assert_groups_moved(moved, 2_000.0, &root, &what);
+        }
     }
 }

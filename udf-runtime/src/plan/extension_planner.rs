@@ -21,7 +21,6 @@ use crate::ops::window::spec::WindowKind;
 use crate::ops::window::{
     WindowAggregate, WindowAggregateExec, WindowAggregateNode, WindowTvfExec, WindowTvfNode,
 };
-use crate::session::state_backend::{BackendType, StateBackendConfig};
 
 #[derive(Debug, Default)]
 pub struct UdfExtensionPlanner;
@@ -147,7 +146,6 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             )));
         }
         if let Some(node) = node.as_any().downcast_ref::<EventTimeOverNode>() {
-            groups_in_memory(session, "an OVER window over a stream")?;
             let width = node.input.schema().fields().len();
             let calls = node
                 .calls
@@ -199,15 +197,4 @@ impl ExtensionPlanner for UdfExtensionPlanner {
             Arc::new(node.schema.as_arrow().clone()),
         ))))
     }
-}
-
-/// Refuses the disk backend for an operator whose groups stay in memory, rather than
-/// ignoring the choice.
-fn groups_in_memory(session: &dyn Session, operator: &str) -> Result<()> {
-    if StateBackendConfig::of(session.config_options()).backend == BackendType::Fjall {
-        return plan_err!(
-            "state.backend.type is `fjall` (on disk), but {operator} keeps its groups in memory so far; set it to `hashmap` for this query"
-        );
-    }
-    Ok(())
 }

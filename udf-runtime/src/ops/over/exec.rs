@@ -18,13 +18,16 @@ use futures::stream::BoxStream;
 
 use super::frames::OverProcessor;
 use super::node::Frame;
+use super::on_disk::KeysOnDisk;
 use crate::checkpoint::barrier::Flow;
 use crate::checkpoint::coordinator::CheckpointTarget;
 use crate::checkpoint::operator::{self, KeyedExec};
 use crate::ops::routing::router::Router;
 use crate::ops::updating_aggregate::calls::Call;
+use crate::ops::updating_aggregate::on_disk::{GroupsOwner, GroupsStore};
 use crate::ops::window::processor::{self, Checkpointed};
 use crate::streaming::event_time::EventTime;
+use crate::streaming::state::disk::shared_run::SharedRun;
 
 #[derive(Debug)]
 pub struct EventTimeOverExec {
@@ -41,6 +44,8 @@ pub struct EventTimeOverExec {
     committing_sink: bool,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
+    /// The disk store of the current run, with the disk backend (`on_disk.rs`).
+    disk: Arc<SharedRun>,
 }
 
 impl EventTimeOverExec {
@@ -78,6 +83,7 @@ impl EventTimeOverExec {
             committing_sink: false,
             metrics: ExecutionPlanMetricsSet::new(),
             properties,
+            disk: Arc::default(),
         }
     }
 
@@ -132,7 +138,11 @@ impl EventTimeOverExec {
         )
     }
 
-    fn partition(&self, partition: usize) -> Result<Checkpointed<OverProcessor>> {
+    fn partition(
+        &self,
+        partition: usize,
+        context: &TaskContext,
+    ) -> Result<Checkpointed<OverProcessor>> {
         let late = MetricBuilder::new(&self.metrics).counter("late_rows_dropped", partition);
         let frames = OverProcessor::new(
             self.frame,
@@ -143,6 +153,21 @@ impl EventTimeOverExec {
             self.input.output_partitioning().partition_count(),
             late,
         )?;
+        let owner = GroupsOwner {
+            run: &self.disk,
+            uid: &self.target().uid,
+            keys: &self.keys,
+            input: &self.input.schema(),
+            metrics: &self.metrics,
+            processors: self.processors(),
+        };
+        // Without keys the one key stays in memory.
+        let frames = match GroupsStore::open(owner, partition, context)? {
+            Some(start) => {
+                frames.with_disk(KeysOnDisk::new(start, &self.input.schema(), partition)?)
+            }
+            None => frames,
+        };
         Ok(Checkpointed {
             state: frames,
             name: self.computes(),
@@ -173,7 +198,7 @@ impl KeyedExec for EventTimeOverExec {
         if !self.checkpointed {
             return internal_err!("an OVER window without checkpoints has no barriers");
         }
-        let operator = self.partition(partition)?;
+        let operator = self.partition(partition, &context)?;
         operator::run_flow(
             operator,
             &self.router,
@@ -266,7 +291,7 @@ impl ExecutionPlan for EventTimeOverExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let operator = self.partition(partition)?;
+        let operator = self.partition(partition, &context)?;
         if self.checkpointed {
             let processors = self.processors();
             let schema = self.schema.clone();

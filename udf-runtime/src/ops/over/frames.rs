@@ -17,6 +17,7 @@ use datafusion::physical_plan::aggregates::group_values::GroupValues;
 use datafusion::physical_plan::metrics::Count;
 
 use super::node::Frame;
+use super::on_disk::KeysOnDisk;
 use crate::ops::updating_aggregate::aggregator::Aggregator;
 use crate::ops::updating_aggregate::calls::{Call, key_ids};
 use crate::ops::window::processor::TimedRows;
@@ -54,6 +55,8 @@ pub(super) struct OverProcessor {
     pub(super) input_schema: SchemaRef,
     pub(super) watermarks: SourceWatermarks,
     pub(super) late: Count,
+    /// With the disk backend: the keys moved out of memory (`residency.rs`).
+    pub(super) disk: Option<KeysOnDisk>,
 }
 
 impl OverProcessor {
@@ -86,6 +89,7 @@ impl OverProcessor {
             input_schema: Arc::new(input.clone()),
             watermarks: SourceWatermarks::new(sources),
             late,
+            disk: None,
         })
     }
 
@@ -100,7 +104,8 @@ impl OverProcessor {
         after: Option<i64>,
     ) -> Result<Vec<RecordBatch>> {
         let rows = batch.num_rows();
-        let key_ids = match &mut self.key_ids {
+        let known = self.last.len();
+        let (key_ids, columns) = match &mut self.key_ids {
             Some(ids) => {
                 let columns = self
                     .keys
@@ -109,9 +114,9 @@ impl OverProcessor {
                     .collect::<Result<Vec<_>>>()?;
                 let mut key_ids = Vec::with_capacity(rows);
                 ids.intern(&columns, &mut key_ids)?;
-                key_ids
+                (key_ids, columns)
             }
-            None => vec![0; rows],
+            None => (vec![0; rows], Vec::new()),
         };
         let keys = key_ids
             .iter()
@@ -120,23 +125,10 @@ impl OverProcessor {
             .max(self.last.len());
         self.last.resize(keys, None);
         self.retained.resize_with(keys, VecDeque::new);
-        let args = self
-            .calls
-            .iter()
-            .map(|call| Ok(call.evaluate_args(&batch)?.0))
-            .collect::<Result<Vec<_>>>()?;
-        let number = self.next_batch;
-        self.next_batch += 1;
+        self.move_in(&columns, &key_ids, known)?;
         // One reference held while the batch's rows go in (a row may be released before the
         // last one is read); one per waiting row.
-        self.stored.insert(
-            number,
-            Stored {
-                batch,
-                args,
-                refs: 1,
-            },
-        );
+        let number = self.keep_batch(batch, 1)?;
         let mut out = Vec::new();
         for row in 0..rows {
             if let Some(watermark) = before[row] {
@@ -169,6 +161,8 @@ impl OverProcessor {
         if let Some(now) = self.watermarks.current() {
             out.extend(self.release(now)?);
         }
+        // After the batch: its rows' key numbers (`key_ids`) are spent.
+        self.move_out_if_full()?;
         Ok(out)
     }
 
@@ -262,7 +256,7 @@ impl OverProcessor {
         if rows.is_empty() {
             return Ok(());
         }
-        let (sources, picks) = self.sources(rows);
+        let (sources, picks) = Self::sources(rows);
         let groups = vec![key; rows.len()];
         // Each row's place in the batch it came in, for errors.
         let in_batch: Vec<u32> = rows.iter().map(|&(_, row)| row).collect();
@@ -292,7 +286,7 @@ impl OverProcessor {
     }
 
     /// The stored batches `rows` come from, and each row as (batch position, row).
-    pub(super) fn sources(&self, rows: &[RowRef]) -> (Vec<u32>, Vec<(usize, usize)>) {
+    pub(super) fn sources(rows: &[RowRef]) -> (Vec<u32>, Vec<(usize, usize)>) {
         let mut sources: Vec<u32> = Vec::new();
         let picks = rows
             .iter()
@@ -310,8 +304,22 @@ impl OverProcessor {
         (sources, picks)
     }
 
+    /// Keeps `batch`, which `refs` rows refer to, with each call's arguments evaluated over
+    /// it: its number, by which rows refer to it.
+    pub(super) fn keep_batch(&mut self, batch: RecordBatch, refs: usize) -> Result<u32> {
+        let args = self
+            .calls
+            .iter()
+            .map(|call| Ok(call.evaluate_args(&batch)?.0))
+            .collect::<Result<Vec<_>>>()?;
+        let number = self.next_batch;
+        self.next_batch += 1;
+        self.stored.insert(number, Stored { batch, args, refs });
+        Ok(number)
+    }
+
     /// Drops a reference to each row's batch; a batch no row refers to is freed.
-    fn release_refs(&mut self, rows: &[RowRef]) {
+    pub(super) fn release_refs(&mut self, rows: &[RowRef]) {
         for &(number, _) in rows {
             if let Some(stored) = self.stored.get_mut(&number) {
                 stored.refs -= 1;
@@ -329,7 +337,7 @@ impl OverProcessor {
         results: &[Vec<ArrayRef>],
         result_of: &[u32],
     ) -> Result<RecordBatch> {
-        let (sources, picks) = self.sources(emitted);
+        let (sources, picks) = Self::sources(emitted);
         let width = self.schema.fields().len() - self.calls.len();
         let mut columns = Vec::with_capacity(self.schema.fields().len());
         for column in 0..width {

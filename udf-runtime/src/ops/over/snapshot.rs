@@ -3,22 +3,23 @@
 //! rows kept — waiting for the watermark, or in a key's frame (to be taken out of it later)
 //! — as input rows with their key, time and which of the two. Two Arrow IPC streams in one
 //! postcard record. A restored processor keeps the keys routed to it and their rows, in the
-//! order they were kept.
+//! order they were kept. With the disk backend the keys on disk and their frames are saved
+//! after those in memory, and a restore beyond the memory budget moves keys out again.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, AsArray, BooleanArray, Int64Array, RecordBatch, UInt32Array,
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, UInt32Array,
 };
-use datafusion::arrow::compute::{filter_record_batch, interleave, take};
+use datafusion::arrow::compute::{concat, filter_record_batch, interleave, take};
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema, UInt32Type};
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{Result, exec_datafusion_err, exec_err};
 use serde::{Deserialize, Serialize};
 
-use super::frames::{OverProcessor, RowRef, Stored};
+use super::frames::{OverProcessor, RowRef};
 use crate::ops::updating_aggregate::key_columns;
 use crate::streaming::state::KeepKeys;
 use crate::streaming::watermarks::SourceWatermarks;
@@ -41,19 +42,32 @@ impl OverProcessor {
     /// The processor's state, for a checkpoint.
     pub(super) fn save(&mut self) -> Result<Vec<u8>> {
         let total = self.last.len();
+        let on_disk = self.saved_on_disk(total as u32)?;
         let mut columns = match &mut self.key_ids {
             Some(ids) => key_columns(ids)?,
             None => Vec::new(),
         };
+        let mut last: ArrayRef = Arc::new(Int64Array::from(self.last.clone()));
+        if let Some(disk) = &on_disk {
+            // The keys on disk follow those in memory.
+            for (column, on_disk) in columns.iter_mut().zip(&disk.keys) {
+                *column = concat(&[column.as_ref(), on_disk.as_ref()])?;
+            }
+            last = concat(&[last.as_ref(), disk.last.as_ref()])?;
+        }
         let mut fields: Vec<Field> = columns
             .iter()
             .enumerate()
             .map(|(i, c)| Field::new(format!("key{i}"), c.data_type().clone(), true))
             .collect();
         fields.push(Field::new("last", DataType::Int64, true));
-        columns.push(Arc::new(Int64Array::from(self.last.clone())));
+        columns.push(last);
         for (index, accumulators) in self.accumulators.iter_mut().enumerate() {
             let saved = accumulators.save(total)?;
+            let saved = match &on_disk {
+                Some(disk) => concat(&[saved.as_ref(), disk.calls[index].as_ref()])?,
+                None => saved,
+            };
             fields.push(Field::new(
                 format!("call{index}"),
                 saved.data_type().clone(),
@@ -79,7 +93,7 @@ impl OverProcessor {
             kept.extend(rows.iter().map(|&row| (row, key as u32, time, true)));
         }
         let refs: Vec<RowRef> = kept.iter().map(|(row, ..)| *row).collect();
-        let (sources, picks) = self.sources(&refs);
+        let (sources, picks) = Self::sources(&refs);
         let input = self.input_schema.clone();
         let mut columns = Vec::with_capacity(input.fields().len() + 3);
         for column in 0..input.fields().len() {
@@ -97,15 +111,21 @@ impl OverProcessor {
         fields.push(Field::new("__key", DataType::UInt32, false));
         fields.push(Field::new("__time", DataType::Int64, false));
         fields.push(Field::new("__waiting", DataType::Boolean, false));
-        columns.push(Arc::new(UInt32Array::from_iter_values(
-            kept.iter().map(|k| k.1),
-        )));
-        columns.push(Arc::new(Int64Array::from_iter_values(
-            kept.iter().map(|k| k.2),
-        )));
-        columns.push(Arc::new(BooleanArray::from_iter(
-            kept.iter().map(|k| Some(k.3)),
-        )));
+        let (mut row_keys, mut row_times): (Vec<u32>, Vec<i64>) =
+            kept.iter().map(|k| (k.1, k.2)).unzip();
+        let mut waiting: Vec<bool> = kept.iter().map(|k| k.3).collect();
+        if let Some(disk) = on_disk {
+            // The frames of the keys on disk follow the rows in memory.
+            for (column, on_disk) in columns.iter_mut().zip(&disk.rows) {
+                *column = concat(&[column.as_ref(), on_disk.as_ref()])?;
+            }
+            waiting.resize(waiting.len() + disk.row_keys.len(), false);
+            row_keys.extend(disk.row_keys);
+            row_times.extend(disk.row_times);
+        }
+        columns.push(Arc::new(UInt32Array::from(row_keys)));
+        columns.push(Arc::new(Int64Array::from(row_times)));
+        columns.push(Arc::new(BooleanArray::from(waiting)));
         let rows = ipc(RecordBatch::try_new(
             Arc::new(Schema::new(fields)),
             columns,
@@ -222,17 +242,11 @@ impl OverProcessor {
         );
         let rows = filter_record_batch(&rows, &mine)?;
         if rows.num_rows() == 0 {
-            return Ok(());
+            return self.move_out_if_full();
         }
         let batch =
             RecordBatch::try_new(self.input_schema.clone(), rows.columns()[..input].to_vec())?;
-        let args = self
-            .calls
-            .iter()
-            .map(|call| Ok(call.evaluate_args(&batch)?.0))
-            .collect::<Result<Vec<_>>>()?;
-        let number = self.next_batch;
-        self.next_batch += 1;
+        let number = self.keep_batch(batch, rows.num_rows())?;
         let (key, time, waiting) = (
             rows.column(input).as_primitive::<UInt32Type>(),
             rows.column(input + 1).as_primitive::<Int64Type>(),
@@ -250,15 +264,8 @@ impl OverProcessor {
                 self.retained[id].push_back((time.value(row), at));
             }
         }
-        self.stored.insert(
-            number,
-            Stored {
-                batch,
-                args,
-                refs: rows.num_rows(),
-            },
-        );
-        Ok(())
+        // A snapshot larger than the memory budget goes back to disk.
+        self.move_out_if_full()
     }
 }
 
