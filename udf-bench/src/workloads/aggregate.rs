@@ -156,3 +156,48 @@ pub const TUMBLE_AGG_DISK_1M: Workload = Workload {
     baseline: Some("tumble_agg_1m"),
     ..TUMBLE_AGG_1M
 };
+
+/// `wavg` per session of a key over `keyed_1m` (every key once in 10 s, sessions closed 5 s
+/// after a key's row: each row a session of its own, half a million open at a time), in
+/// memory: what the disk backend's run is measured against.
+pub const SESSION_AGG_1M: Workload = Workload {
+    name: "session_agg_1m",
+    sql: "SELECT window_start, window_end, k, wavg(id, id % 7 + 1) FROM TABLE(SESSION(TABLE keyed_1m PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end, k",
+    ..TUMBLE_AGG_1M
+};
+
+/// `session_agg_1m` with the open sessions of keys beyond the budget on disk (`8 mb`): they
+/// go out to the store between a key's rows and close from it as the watermark passes.
+pub const SESSION_AGG_DISK_1M: Workload = Workload {
+    name: "session_agg_disk_1m",
+    setup: million_keyed_wavg_on_disk,
+    baseline: Some("session_agg_1m"),
+    ..SESSION_AGG_1M
+};
+
+/// A sum over each key's last 15 s of event time over a fed `fed(k, id, ts)` of a million
+/// keys (`ts` is `id` milliseconds: a row of each key every 1,000 s, so each frame holds the
+/// row before until the next comes), every row out once the watermark passes it, in memory:
+/// what the disk backend's run is measured against.
+pub const OVER_1M: Workload = Workload {
+    name: "over_1m",
+    sql: "SELECT k, id, SUM(id) OVER (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '15' SECOND PRECEDING AND CURRENT ROW) FROM fed",
+    setup: no_functions,
+    baseline: None,
+    check_rows: false,
+    fed: Some(("fed", Shape::KeyedTimes { keys: 1_000_000 })),
+    ..Workload::PLAIN
+};
+
+fn on_disk(session: &Session) -> Result<()> {
+    session.set_option("state.backend.type", "fjall")?;
+    session.set_option("state.backend.fjall.memory-budget", "8 mb")
+}
+
+/// `over_1m` with the keys beyond the budget (`8 mb`) on disk with their frames.
+pub const OVER_DISK_1M: Workload = Workload {
+    name: "over_disk_1m",
+    setup: on_disk,
+    baseline: Some("over_1m"),
+    ..OVER_1M
+};
