@@ -2,7 +2,8 @@
 //! rows wait per key until the watermark passes their time, then go out in time order,
 //! each with the aggregates over its frame — rows of the same time together for RANGE, one
 //! by one for ROWS. A row no later than the last time its key emitted is late, dropped and
-//! counted.
+//! counted. With the disk backend the least recently used keys beyond the memory budget
+//! wait on disk with their frames (`residency.rs`, `on_disk.rs`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;

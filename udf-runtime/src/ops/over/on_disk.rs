@@ -211,3 +211,34 @@ impl KeysOnDisk {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{entry, read_entry};
+
+    #[test]
+    fn an_entry_reads_back_as_written() {
+        let frame: Vec<(i64, &[u8])> = vec![(-5, b"first row"), (i64::MAX, b""), (7, b"x")];
+        let bytes = entry(Some(-42), b"accumulators", &frame);
+        let read = read_entry(&bytes).unwrap();
+        assert_eq!(read.last, Some(-42));
+        assert_eq!(read.accumulators, b"accumulators");
+        assert_eq!(read.frame, frame);
+
+        let never = entry(None, b"", &[]);
+        let read = read_entry(&never).unwrap();
+        assert_eq!(
+            (read.last, read.accumulators.len(), read.frame.len()),
+            (None, 0, 0)
+        );
+    }
+
+    #[test]
+    fn an_entry_cut_short_is_an_error_not_a_panic() {
+        let bytes = entry(Some(1), b"accumulators", &[(3, b"row")]);
+        for cut in [0, 5, 12, bytes.len() - 1] {
+            let error = read_entry(&bytes[..cut]).err().expect("cut short");
+            assert!(error.to_string().contains("cut short"), "{error}");
+        }
+    }
+}

@@ -7,6 +7,8 @@
 //! previous rows are retracted (`-D`) and the new ones emitted (`+I`); with
 //! `emit_update_with_retract` (preferred when both exist), only what changed. A function
 //! with only `emit_update_with_retract` gets its final result by applying its own changelog.
+//! With the disk backend a changelog's groups beyond the memory budget wait on disk
+//! (`residency.rs`, `on_disk.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;

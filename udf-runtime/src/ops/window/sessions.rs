@@ -11,6 +11,10 @@
 //! Keys are numbered as they come; after a batch, once the numbered keys outnumber twice the
 //! open sessions (and a few thousand), those without an open session are forgotten and the
 //! others numbered anew — over a stream of ever-new keys the table would grow without bound.
+//!
+//! With the disk backend the open sessions of the least recently used keys beyond the
+//! memory budget wait on disk, and those keys are forgotten until a row of theirs comes
+//! (`session_residency.rs`, `sessions_on_disk.rs`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -308,3 +308,21 @@ impl SessionsOnDisk {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{by_end_key, from_ordered, ordered};
+
+    #[test]
+    fn times_sort_as_their_bytes_do() {
+        let times = [i64::MIN, -1_000, -1, 0, 1, 59_999, i64::MAX];
+        for pair in times.windows(2) {
+            assert!(ordered(pair[0]) < ordered(pair[1]), "{pair:?}");
+        }
+        for time in times {
+            assert_eq!(from_ordered(&ordered(time)), time);
+        }
+        // Entries by end sort by end first, whatever the start and key.
+        assert!(by_end_key(10, 9, b"zz") < by_end_key(11, -5, b"a"));
+    }
+}
