@@ -15,6 +15,7 @@ pub mod aggregate_node;
 mod aggregation;
 pub mod binding;
 mod clock;
+mod keys_on_disk;
 mod pane_residency;
 mod panes;
 pub(crate) mod panes_on_disk;

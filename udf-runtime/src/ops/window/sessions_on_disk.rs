@@ -13,7 +13,8 @@
 //! Sessions move by key (a key's sessions merge with one another, so they move together):
 //! when a key comes back, its sessions and both entries of each leave the store (a tombstone
 //! each) — the store holds exactly the sessions of keys not in memory. Which keys stay in
-//! memory and how they move is `session_residency.rs`.
+//! memory and how they move is `session_residency.rs`; a filter in memory of the keys that may
+//! be on disk spares the scan for most keys that are not (`keys_on_disk.rs`).
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::{Result, internal_err};
 
+use super::keys_on_disk::MaybeOnDisk;
 use super::panes_on_disk::CHUNK_ROWS;
 use crate::ops::updating_aggregate::on_disk::{
     FIRST_GUESS_BYTES, GroupsStore, OnDiskMetrics, groups_within, saved_rows,
@@ -106,6 +108,8 @@ pub(crate) struct SessionsOnDisk {
     pub(super) batch: u64,
     /// Sessions on disk.
     sessions: usize,
+    /// Which keys may have sessions on disk.
+    maybe: MaybeOnDisk,
     /// Every session on disk that ends before this closed (its entries are dead).
     closed_below: i64,
     pub(super) metrics: OnDiskMetrics,
@@ -128,6 +132,7 @@ impl SessionsOnDisk {
             limit: groups_within(budget, FIRST_GUESS_BYTES, 1),
             batch: 0,
             sessions: 0,
+            maybe: MaybeOnDisk::new(0),
             closed_below: i64::MIN,
             metrics,
         })
@@ -147,16 +152,36 @@ impl SessionsOnDisk {
         }
         self.metrics.moved_out.add(leaving.len());
         self.sessions += leaving.len();
+        for session in leaving {
+            self.maybe.insert(session.key);
+        }
         if leaving.len() >= INGEST_AT {
             // Keys are distinct (one pair per session); ingesting takes them in order.
             writes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             self.store
-                .ingest(writes.iter().map(|(key, entry)| (&key[..], Some(*entry))))
+                .ingest(writes.iter().map(|(key, entry)| (&key[..], Some(*entry))))?;
         } else {
             writes
                 .iter()
-                .try_for_each(|(key, entry)| self.store.insert(key, entry))
+                .try_for_each(|(key, entry)| self.store.insert(key, entry))?;
         }
+        if self.maybe.is_full() {
+            self.filter_again()?;
+        }
+        Ok(())
+    }
+
+    /// Builds the filter of keys that may be on disk again, from the open sessions there.
+    fn filter_again(&mut self) -> Result<()> {
+        let mut maybe = MaybeOnDisk::new(2 * self.sessions);
+        let mut first = vec![BY_END];
+        first.extend_from_slice(&ordered(self.closed_below));
+        for entry in self.store.from(&first, &[BY_END]) {
+            let (key, _) = entry?;
+            maybe.insert(&key[17..]);
+        }
+        self.maybe = maybe;
+        Ok(())
     }
 
     /// Takes the open sessions of `keys` (row format) out of the store: their entries are
@@ -176,6 +201,9 @@ impl SessionsOnDisk {
         let (mut starts, mut ends, mut owners, mut found) = (vec![], vec![], vec![], vec![]);
         let mut removals = Vec::new();
         for (owner, key) in keys.iter().enumerate() {
+            if !self.maybe.may_contain(key) {
+                continue;
+            }
             let mut prefix = Vec::with_capacity(1 + key.len());
             prefix.push(BY_KEY);
             prefix.extend_from_slice(key);
