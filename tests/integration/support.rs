@@ -356,6 +356,33 @@ pub fn assert_groups_moved(
     let _ = std::fs::remove_dir_all(root);
 }
 
+/// Sends `batches` through `feed`, then closes it, while reading `output` to its end (each
+/// batch within `wait`): what it read.
+pub async fn through_feed(
+    feed: udf_runtime::Feed,
+    batches: &[RecordBatch],
+    mut output: udf_runtime::datafusion::execution::SendableRecordBatchStream,
+    wait: std::time::Duration,
+) -> Vec<RecordBatch> {
+    use futures::StreamExt;
+    let rows = batches.to_vec();
+    let sending = tokio::spawn(async move {
+        for batch in rows {
+            feed.send(batch).await.unwrap();
+        }
+        feed.close();
+    });
+    let mut received = Vec::new();
+    while let Some(batch) = tokio::time::timeout(wait, output.next())
+        .await
+        .expect("rows go out, and end when the feed closes")
+    {
+        received.push(batch.unwrap());
+    }
+    sending.await.unwrap();
+    received
+}
+
 /// What runs left in the disk backend's `root`: nothing, as each run's store goes with it.
 pub fn left_in(root: &std::path::Path) -> Vec<std::ffi::OsString> {
     std::fs::read_dir(root)

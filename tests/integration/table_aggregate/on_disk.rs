@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use udf_core::arrow::array::{Int32Array, RecordBatch, StringArray};
 use udf_core::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use udf_examples::table_aggregate::{top2::Top2, top2_with_retract::Top2WithRetract};
@@ -174,28 +173,14 @@ async fn over_a_stream_groups_beyond_the_budget_go_to_disk() {
     for disk in [None, Some((root.as_path(), "1 kb"))] {
         let session = session_of(2, disk);
         let feed = session.register_feed("events", schema()).unwrap();
-        let mut stream = session
+        let stream = session
             .sql(&query("Top2", "events"))
             .await
             .unwrap()
             .execute_stream()
             .await
             .unwrap();
-        let rows = batches.clone();
-        let sending = tokio::spawn(async move {
-            for batch in rows {
-                feed.send(batch).await.unwrap();
-            }
-            feed.close();
-        });
-        let mut received = Vec::new();
-        while let Some(batch) = tokio::time::timeout(Duration::from_secs(30), stream.next())
-            .await
-            .expect("the changelog goes on, and ends when the feed closes")
-        {
-            received.push(batch.unwrap());
-        }
-        sending.await.unwrap();
+        let received = support::through_feed(feed, &batches, stream, Duration::from_secs(30)).await;
         changelogs.push(by_group(as_text(&received)));
     }
     assert!(changelogs[0].len() > 550, "{} keys", changelogs[0].len());

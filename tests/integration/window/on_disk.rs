@@ -214,7 +214,6 @@ async fn over_a_feed(
     disk: Option<(&std::path::Path, &str)>,
     sql: &str,
 ) -> (Vec<String>, String) {
-    use futures::StreamExt;
     use udf_runtime::datafusion::physical_plan::display::DisplayableExecutionPlan;
     use udf_runtime::datafusion::physical_plan::execute_stream;
 
@@ -232,22 +231,8 @@ async fn over_a_feed(
         .create_physical_plan()
         .await
         .unwrap();
-    let mut output = execute_stream(plan.clone(), session.context().task_ctx()).unwrap();
-    let rows = batches.to_vec();
-    let sender = tokio::spawn(async move {
-        for batch in rows {
-            feed.send(batch).await.unwrap();
-        }
-        feed.close();
-    });
-    let mut received = Vec::new();
-    while let Some(batch) = tokio::time::timeout(Duration::from_secs(60), output.next())
-        .await
-        .expect("rows go out, and end when the feed closes")
-    {
-        received.push(batch.unwrap());
-    }
-    sender.await.unwrap();
+    let output = execute_stream(plan.clone(), session.context().task_ctx()).unwrap();
+    let received = support::through_feed(feed, batches, output, Duration::from_secs(60)).await;
     let rows = sorted_text(support::batches_to_rows(&received));
     let text = DisplayableExecutionPlan::with_metrics(plan.as_ref())
         .indent(true)

@@ -169,14 +169,20 @@ impl SessionAggregation {
         let Some(disk) = &mut self.disk else {
             return Ok(());
         };
-        let mut spare = self
-            .calls
-            .iter()
-            .map(Call::accumulators)
-            .collect::<Result<Vec<_>>>()?;
+        // Made when sessions on disk close: most closes find none there.
+        let mut spare: Option<Vec<_>> = None;
         let (calls, schema, layout) = (&self.calls, &self.schema, &self.layout);
         let mut numbered = Vec::new();
         disk.close(watermark, |read: SessionsRead| {
+            let spare = match &mut spare {
+                Some(spare) => spare,
+                None => spare.insert(
+                    calls
+                        .iter()
+                        .map(Call::accumulators)
+                        .collect::<Result<_>>()?,
+                ),
+            };
             let count = read.rows();
             numbered.clear();
             numbered.extend(0..count);

@@ -200,11 +200,13 @@ impl SessionsOnDisk {
         }
         let (mut starts, mut ends, mut owners, mut found) = (vec![], vec![], vec![], vec![]);
         let mut removals = Vec::new();
+        // One buffer for every key's prefix.
+        let mut prefix = Vec::new();
         for (owner, key) in keys.iter().enumerate() {
             if !self.maybe.may_contain(key) {
                 continue;
             }
-            let mut prefix = Vec::with_capacity(1 + key.len());
+            prefix.clear();
             prefix.push(BY_KEY);
             prefix.extend_from_slice(key);
             for entry in self.store.scan(&prefix) {
